@@ -1,0 +1,61 @@
+#include "support/test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace axe::test {
+
+std::uint64_t test_seed() {
+  std::uint64_t seed = 20260121;
+  if (const char* env = std::getenv("AXE_TEST_SEED"); env && *env) {
+    seed = std::strtoull(env, nullptr, 0);
+  }
+  if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
+    ::testing::Test::RecordProperty("seed", std::to_string(seed));
+    std::cout << "[ seed     ] " << info->test_suite_name() << "." << info->name()
+              << " AXE_TEST_SEED=" << seed << "\n";
+  }
+  return seed;
+}
+
+std::mt19937_64 make_rng(std::uint64_t salt) {
+  std::seed_seq seq{test_seed(), salt};
+  return std::mt19937_64(seq);
+}
+
+std::string testdata_dir() {
+  if (const char* env = std::getenv("AXE_TESTDATA_DIR"); env && *env) return env;
+  return AXE_SHARED_TESTDATA;
+}
+
+std::string cli_binary() { return AXE_CLI_BINARY; }
+
+CommandResult run_command(const std::string& command) {
+  char err_path[] = "/tmp/axe_test_stderr_XXXXXX";
+  int fd = mkstemp(err_path);
+  if (fd >= 0) close(fd);
+  CommandResult result;
+  std::string full = command + " 2>" + err_path;
+  FILE* pipe = popen(full.c_str(), "r");
+  if (!pipe) return result;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) result.out.append(buf, n);
+  int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  result.err = ss.str();
+  std::remove(err_path);
+  return result;
+}
+
+}  // namespace axe::test

@@ -1,0 +1,31 @@
+// Helpers shared by the tests: seeds for property tests, paths to the shared test data.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+namespace axe::test {
+
+// The seed for seeded random property tests: AXE_TEST_SEED if set, else a fixed default.
+// Printed once per test (as a gtest property and on stdout) so a failure can be replayed.
+std::uint64_t test_seed();
+
+// A generator seeded with test_seed() mixed with `salt` (use a different salt per test).
+std::mt19937_64 make_rng(std::uint64_t salt);
+
+// ../shared/testdata (compiled in), or $AXE_TESTDATA_DIR when set.
+std::string testdata_dir();
+
+// Path of the `axe` CLI binary under test.
+std::string cli_binary();
+
+// Runs a shell command; returns its exit status and captures stdout and stderr separately.
+struct CommandResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+CommandResult run_command(const std::string& command);
+
+}  // namespace axe::test
