@@ -1,0 +1,9 @@
+// Umbrella header: everything in the axe host library.
+#pragma once
+
+#include "axe/axe_layout.hpp"
+#include "axe/convert.hpp"
+#include "axe/error.hpp"
+#include "axe/int_tuple.hpp"
+#include "axe/layout.hpp"
+#include "axe/swizzle.hpp"
