@@ -99,15 +99,23 @@ Layout coalesce(const Layout& l, const IntTuple& profile);
 Layout filter(const Layout& l);
 
 // A tiler: a Layout, "_" (leave the mode alone) or a tuple of tilers applied mode by mode.
+// An integer tiler n (C++ CuTe's Int<n> in a tile) is a layout tiler that remembers it was an
+// integer: composition uses n:1, while logical_divide/logical_product use make_layout(n), which
+// is 1:0 for n == 1 (as in C++).
 class Tiler {
  public:
   static Tiler none();
   Tiler(Layout layout);  // NOLINT(google-explicit-constructor)
   static Tiler tuple(std::vector<Tiler> elems);
+  // The integer tiler n. @pre n >= 0.
+  static Tiler of_int(std::int64_t n);
 
   bool is_none() const { return kind_ == Kind::kNone; }
+  // True for layouts and for integer tilers.
   bool is_layout() const { return kind_ == Kind::kLayout; }
   bool is_tuple() const { return kind_ == Kind::kTuple; }
+  // An integer tiler (is_layout() is also true; layout() is n:1).
+  bool is_int() const { return is_int_; }
   // @pre is_layout(); throws axe::Error otherwise.
   const Layout& layout() const;
   // @pre is_tuple(); throws axe::Error otherwise.
@@ -119,11 +127,12 @@ class Tiler {
   enum class Kind : std::uint8_t { kNone, kLayout, kTuple };
   Tiler() = default;
   Kind kind_ = Kind::kNone;
+  bool is_int_ = false;
   Layout layout_;
   std::vector<Tiler> elems_;
 };
 
-// "<8:1,_>" for tuples, "_" for none, the layout text otherwise.
+// "<8:1,_>" for tuples, "_" for none, "n" for an integer tiler, the layout text otherwise.
 std::string to_string(const Tiler& t);
 // Parses "<8:1,4:2>", "<_,4:1>", nested "<<2:1,_>,4:1>", "_", a layout, or an int n meaning n:1.
 Tiler parse_tiler(std::string_view text);

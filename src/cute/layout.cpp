@@ -233,10 +233,11 @@ Layout append_to_rank(const Layout& l, std::size_t r) {
   return Layout(IntTuple::tuple(std::move(s)), IntTuple::tuple(std::move(d)));
 }
 
-// zip(t0, t1) of the header: ((t0_0,t1_0),(t0_1,t1_1),...); an int counts as a rank-1 tuple
-// whose mode 0 is itself, and an int t0 gives ((t0,t1)).
+// zip(t0, t1): ((t0_0,t1_0),(t0_1,t1_1),...), an int counting as a rank-1 tuple whose mode 0 is
+// itself. This is the (A_i, B_i) rule of the reference vectors. C++'s cute::zip differs only in
+// mixed int/rank-1 cases: it gives ((8,(3))) for zip(8, (3)) where we give ((8,3)), and does not
+// compile for zip((9), 4) where we give ((9,4)).
 IntTuple zip2(const IntTuple& t0, const IntTuple& t1) {
-  if (!t0.is_tuple()) return IntTuple::tuple({IntTuple::tuple({t0, t1})});
   if (t1.rank() != t0.rank()) {
     fail("zip: mismatched ranks of " + to_string(t0) + " and " + to_string(t1));
   }
@@ -465,7 +466,7 @@ Layout logical_divide(const Layout& a, const Tiler& b) {
     return by_mode(a, b, "logical_divide",
                    [](const Layout& l, const Tiler& t) { return logical_divide(l, t); });
   }
-  const Layout& t = b.layout();
+  const Layout t = b.is_int() ? make_layout(b.layout().shape()) : b.layout();
   return composition(a, make_layout({t, complement(t, coalesce(a).shape())}));
 }
 
@@ -483,7 +484,7 @@ Layout logical_product(const Layout& a, const Tiler& b) {
     return by_mode(a, b, "logical_product",
                    [](const Layout& l, const Tiler& t) { return logical_product(l, t); });
   }
-  const Layout& t = b.layout();
+  const Layout t = b.is_int() ? make_layout(b.layout().shape()) : b.layout();
   std::int64_t cotarget = checked_mul(size(a), cosize(t), "logical_product");
   return make_layout({a, composition(complement(a, cotarget), t)});
 }
@@ -664,6 +665,13 @@ Tiler Tiler::none() { return Tiler(); }
 
 Tiler::Tiler(Layout layout) : kind_(Kind::kLayout), layout_(std::move(layout)) {}
 
+Tiler Tiler::of_int(std::int64_t n) {
+  if (n < 0) fail("Tiler: negative integer tiler " + std::to_string(n));
+  Tiler t(Layout(n, 1));
+  t.is_int_ = true;
+  return t;
+}
+
 Tiler Tiler::tuple(std::vector<Tiler> elems) {
   Tiler t;
   t.kind_ = Kind::kTuple;
@@ -682,7 +690,7 @@ const std::vector<Tiler>& Tiler::elems() const {
 }
 
 bool Tiler::operator==(const Tiler& other) const {
-  if (kind_ != other.kind_) return false;
+  if (kind_ != other.kind_ || is_int_ != other.is_int_) return false;
   if (is_layout()) return layout_ == other.layout_;
   return elems_ == other.elems_;
 }

@@ -147,6 +147,15 @@ class Parser {
       }
       return Tiler::tuple(std::move(elems));
     }
+    if (at_integer()) {  // a bare integer n (no ':') is the integer tiler n
+      std::size_t start = pos_;
+      std::int64_t n = integer();
+      if (peek() != ':') {
+        if (n < 0) error_at(start, "a non-negative integer tiler");
+        return Tiler::of_int(n);
+      }
+      pos_ = start;
+    }
     if (c == '(' || at_integer()) return Tiler(layout());
     error("a layout, '_' or '<'");
   }
@@ -254,6 +263,7 @@ Layout parse_layout(std::string_view text) {
 
 std::string to_string(const Tiler& t) {
   if (t.is_none()) return "_";
+  if (t.is_int()) return std::to_string(t.layout().shape().value());
   if (t.is_layout()) return to_string(t.layout());
   std::string out = "<";
   for (std::size_t i = 0; i < t.elems().size(); ++i) {

@@ -70,7 +70,7 @@ Layout to_layout(const json::Value& v, std::vector<std::string>& problems) {
 Tiler to_tiler(const json::Value& v, std::vector<std::string>& problems) {
   const std::string& kind = v.at("kind").as_string();
   if (kind == "none") return Tiler::none();
-  if (kind == "int") return Tiler(Layout(v.at("value").as_int(), 1));
+  if (kind == "int") return Tiler::of_int(v.at("value").as_int());
   if (kind == "layout") return Tiler(to_layout(v, problems));
   std::vector<Tiler> elems;
   for (const json::Value& e : v.at("elems").items()) elems.push_back(to_tiler(e, problems));
