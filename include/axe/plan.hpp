@@ -1,0 +1,173 @@
+// Redistribution plans: who sends what to whom, with which collective (DESIGN §4).
+//
+// A plan moves a tensor from a source DistLayout (mesh A) to a destination DistLayout (mesh B:
+// the same mesh, a reordering, or other ranks). It is a list of steps; every rank that takes
+// part runs the same steps in order (a step may be empty on some ranks). Each step reads the
+// rank's buffer `in` and writes its buffer `out`: buffer 0 is the source shard, the last one the
+// destination shard, those between are staging.
+//
+// Data is never described element by element: a Transfer is one strided box, the same extents
+// read at (src_offset, src_strides) in the sender's buffer and written at (dst_offset,
+// dst_strides) in the receiver's (element units, row-major: last extent fastest). Example,
+// S(0) -> S(1) of 64x128 on gpu=4 (PLANNER_EXAMPLES §2): the message 1 -> 2 is the box
+//   extents (16,32)  src 64 + (128,1)  dst 512 + (32,1)
+// i.e. 16 runs of 32 contiguous elements in the source, contiguous in the destination.
+//
+// Step kinds: local-copy (no traffic), all-gather, reduce-scatter, all-reduce, all-to-all,
+// broadcast, permute (every rank sends to at most one peer) and send-recv (grouped point-to-point
+// exchange, the general fallback). A collective runs on `group`: the ranks sharing every mesh
+// coordinate of this rank except those on `axes` (Mesh::group). The messages of a collective step
+// are still listed, so an executor may run any step as a grouped send/recv.
+//
+// Partial sources: each Transfer carries the term it holds; with `reduce` the receiver combines
+// the terms with `op` (avg: sum, then divide by `terms`).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "axe/axe_layout.hpp"
+#include "axe/dtype.hpp"
+#include "axe/mesh.hpp"
+#include "axe/placement.hpp"
+
+namespace axe {
+
+struct Transfer {
+  std::vector<std::int64_t> extents;  // at most 8 modes after coalescing in practice
+  std::int64_t src_offset = 0;
+  std::vector<std::int64_t> src_strides;
+  std::int64_t dst_offset = 0;
+  std::vector<std::int64_t> dst_strides;
+  std::int64_t term = 0;  // partial term carried (0 when the source is not partial)
+  std::int64_t elements() const;
+  bool operator==(const Transfer&) const = default;
+};
+std::string to_string(const Transfer& t);  // "(16,32) src 64+(128,1) dst 512+(32,1)"
+
+struct Message {
+  std::int64_t peer = 0;
+  std::vector<Transfer> boxes;  // packed back to back in this order
+  std::int64_t elements() const;
+  bool operator==(const Message&) const = default;
+};
+
+enum class StepKind {
+  LocalCopy,
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  AllToAll,
+  Broadcast,
+  Permute,
+  SendRecv
+};
+std::string_view to_string(StepKind k);  // "local", "all-gather", ..., "send-recv"
+bool is_collective(StepKind k);          // all-gather .. broadcast
+
+struct Step {
+  StepKind kind = StepKind::SendRecv;
+  std::vector<Axis> axes;          // mesh axes of the group (collectives)
+  std::vector<std::int64_t> group;  // this rank's group in collective order (collectives)
+  int in = 0, out = 1;              // buffer indices
+  bool reduce = false;              // combine received terms with op
+  ReduceOp op = ReduceOp::Sum;
+  std::int64_t terms = 1;
+  std::vector<Transfer> copies;  // local copies (in -> out, reduced like messages when reduce)
+  std::vector<Transfer> fills;   // out boxes set to op's identity (partial destinations)
+  std::vector<Message> sends;    // by peer, ascending
+  std::vector<Message> recvs;
+  std::int64_t elements_sent() const;
+  std::int64_t elements_received() const;
+  bool operator==(const Step&) const = default;
+};
+
+// Per-rank counts. Bytes of an all-reduce are those of a ring (2(g-1)/g of the data each way);
+// every other step counts its messages.
+struct PlanStats {
+  std::int64_t bytes_sent = 0;
+  std::int64_t bytes_received = 0;
+  std::int64_t messages = 0;     // messages sent
+  std::int64_t collectives = 0;  // collective steps this rank takes part in
+  std::int64_t staging_bytes = 0;  // intermediate buffers + pack/unpack staging (peak)
+  std::int64_t lower_bound_bytes = 0;  // bytes this rank must receive for the transition
+};
+
+// One rank's part of a plan.
+struct RankPlan {
+  std::int64_t rank = 0;
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> buffers;  // elements of each buffer on this rank
+  std::vector<Step> steps;
+  PlanStats stats;
+};
+
+// What is planned: the same on every rank.
+struct PlanRequest {
+  DistLayout from;
+  DistLayout to;
+  DType dtype = DType::F32;
+};
+
+// Alpha-beta costs: a step on a group costs alpha + bytes * beta (seconds, bytes moved by the
+// busiest rank), with per-kind defaults and optional overrides per kind and group axes.
+// Local copies cost beta_local per byte.
+class CostModel {
+ public:
+  struct Coeffs {
+    double alpha = 0;  // s
+    double beta = 0;   // s / byte
+  };
+  CostModel();  // defaults: 10 us + 1/(20 GB/s) per collective, 5 us + 1/(20 GB/s) per message
+  Coeffs coeffs(StepKind kind, const std::vector<Axis>& axes) const;
+  void set(StepKind kind, Coeffs c, std::vector<Axis> axes = {});
+  double local_beta = 1.0 / 200e9;
+  // Lines "KIND [AXIS,AXIS...] ALPHA_US GBPS" (# comments); throws axe::Error naming the line.
+  static CostModel parse(std::string_view text);
+  static CostModel load(const std::string& path);
+
+ private:
+  std::map<std::pair<StepKind, std::vector<Axis>>, Coeffs> table_;
+};
+
+// Every rank's plan plus the rank-independent outline.
+struct Plan {
+  PlanRequest request;
+  std::vector<StepKind> kinds;             // per step
+  std::vector<std::vector<Axis>> axes;     // per step
+  std::vector<RankPlan> ranks;             // every rank of either mesh, ascending
+  double estimated_seconds = 0;
+  PlanStats totals;                        // summed over ranks
+  std::int64_t max_bytes_received = 0;     // busiest rank
+  const RankPlan* find(std::int64_t rank) const;
+};
+
+// Validates the request (before any data moves): the global shapes agree, both layouts fit
+// their meshes, a partial destination can be produced (source not partial, or partial with the
+// same op and number of terms). Throws axe::Error naming both layouts and the condition.
+void check_request(const PlanRequest& r);
+
+// This rank's part of the plan. Work is proportional to the rank's own messages, never to
+// ranks^2. Law: running plan_rank(r, k) on every rank k moves the data so that every destination
+// shard equals the destination layout applied to the global tensor.
+RankPlan plan_rank(const PlanRequest& r, std::int64_t rank, const CostModel& cost = CostModel());
+// plan_rank for every rank of both meshes (for printing and simulation).
+Plan plan_all(const PlanRequest& r, const CostModel& cost = CostModel());
+
+// A process-wide cache of plan_rank keyed by (shapes, dtype, layouts, meshes, rank).
+std::shared_ptr<const RankPlan> cached_plan_rank(const PlanRequest& r, std::int64_t rank,
+                                                 const CostModel& cost = CostModel());
+void clear_plan_cache();
+
+// Text: a header, one line per step "step i: KIND on {axes} bytes/rank ... peers ...", then
+// totals against the lower bound. JSON: the same as one object.
+std::string to_string(const Plan& p);
+std::string to_json(const Plan& p);
+std::string to_string(const RankPlan& p);  // every message and box of one rank
+
+}  // namespace axe

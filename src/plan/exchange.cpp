@@ -1,0 +1,448 @@
+// One rank's sends and receives for a refined (source, destination) pair (DESIGN §4.2-4.3).
+//
+// Receiver q: per box, solve q's destination coordinate for the digits on destination device
+// axes (and which replica / term q is); the digits left on source device axes enumerate the
+// senders. A replicated source picks, per source axis, the replica whose coordinate equals q's
+// own (so a rank that holds the data copies locally and a collective stays inside its group),
+// else spreads the receivers over the replicas. Sender p does the mirror image and keeps the
+// receivers that pick it. Both sides build each box with the same function and sort by the same
+// key, so packed messages agree byte for byte. Work is proportional to the rank's messages.
+#include <algorithm>
+#include <map>
+
+#include "axe/error.hpp"
+#include "plan/internal.hpp"
+
+namespace axe::internal {
+
+namespace {
+
+struct VarRef {
+  enum Kind : std::uint8_t { ModeV, RepV, PartV } kind;
+  std::size_t index;
+};
+
+struct Assign {
+  std::vector<std::int64_t> md, r, t;  // mode digits (-1 free), replica digits, term digits
+};
+
+std::int64_t row_major(const std::vector<std::int64_t>& digits, const std::vector<SideIter>& it) {
+  std::int64_t x = 0;
+  for (std::size_t i = 0; i < it.size(); ++i) x = x * it[i].extent + digits[i];
+  return x;
+}
+
+std::vector<std::int64_t> decode(std::int64_t x, const std::vector<SideIter>& it) {
+  std::vector<std::int64_t> d(it.size());
+  for (std::size_t i = it.size(); i-- > 0;) {
+    d[i] = x % it[i].extent;
+    x /= it[i].extent;
+  }
+  return d;
+}
+
+// Calls f for every combination of digits over `extents` (row-major, last fastest).
+template <class F>
+void odometer(const std::vector<std::int64_t>& extents, F&& f) {
+  std::vector<std::int64_t> d(extents.size(), 0);
+  for (auto e : extents)
+    if (e <= 0) return;
+  while (true) {
+    f(d);
+    std::size_t i = d.size();
+    while (i > 0) {
+      --i;
+      if (++d[i] < extents[i]) break;
+      d[i] = 0;
+      if (i == 0) return;
+    }
+    if (d.empty()) return;
+  }
+}
+
+// Solves one side's device coordinate `c` for box b: every assignment of the modes on that
+// side's device axes and of its replica and term digits. `mem_rep_all`: enumerate replica digits
+// on `m` (destination: every slot needs data) or fix them to 0 (source: one copy sends).
+std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
+                               const std::vector<std::int64_t>& c, bool mem_rep_all) {
+  const std::size_t nm = b.modes.size();
+  Assign base;
+  base.md.assign(nm, -1);
+  base.r.assign(s.rep.size(), 0);
+  base.t.assign(s.part.size(), 0);
+  std::vector<Assign> out{base};
+  for (int a = 0; a <= s.naxes; ++a) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> vars;
+    std::vector<VarRef> refs;
+    if (a < s.naxes) {
+      for (std::size_t i = 0; i < nm; ++i) {
+        const Mode& m = b.modes[i];
+        if ((is_src ? m.s_axis : m.d_axis) == a) {
+          vars.push_back({m.extent, is_src ? m.s_stride : m.d_stride});
+          refs.push_back({VarRef::ModeV, i});
+        }
+      }
+    }
+    for (std::size_t i = 0; i < s.rep.size(); ++i)
+      if (s.rep[i].axis == a && (a < s.naxes || mem_rep_all)) {
+        vars.push_back({s.rep[i].extent, s.rep[i].stride});
+        refs.push_back({VarRef::RepV, i});
+      }
+    for (std::size_t i = 0; i < s.part.size(); ++i)
+      if (s.part[i].axis == a) {
+        vars.push_back({s.part[i].extent, s.part[i].stride});
+        refs.push_back({VarRef::PartV, i});
+      }
+    if (vars.empty()) continue;
+    std::vector<std::vector<std::int64_t>> sols;
+    if (a < s.naxes) {
+      const std::int64_t base_a = (is_src ? b.s_base : b.d_base)[static_cast<std::size_t>(a)];
+      sols = solve(vars, c[static_cast<std::size_t>(a)] - base_a);
+      if (sols.empty()) return {};
+    } else {
+      std::vector<std::int64_t> ext;
+      for (auto& v : vars) ext.push_back(v.first);
+      odometer(ext, [&](const std::vector<std::int64_t>& d) { sols.push_back(d); });
+    }
+    std::vector<Assign> next;
+    next.reserve(out.size() * sols.size());
+    for (const auto& o : out)
+      for (const auto& sol : sols) {
+        Assign x = o;
+        for (std::size_t v = 0; v < refs.size(); ++v) {
+          auto& slot = refs[v].kind == VarRef::ModeV ? x.md : refs[v].kind == VarRef::RepV ? x.r : x.t;
+          slot[refs[v].index] = sol[v];
+        }
+        next.push_back(std::move(x));
+      }
+    out.swap(next);
+  }
+  return out;
+}
+
+struct Keyed {
+  std::vector<std::int64_t> key;
+  Transfer t;
+};
+
+class Planner {
+ public:
+  Planner(const Pair& p, std::int64_t rank) : P(p), rank_(rank) {
+    const Mesh& sm = P.src.layout->mesh();
+    const Mesh& dm = P.dst.layout->mesh();
+    rep_on.resize(static_cast<std::size_t>(P.src.naxes));
+    for (std::size_t i = 0; i < P.src.rep.size(); ++i)
+      if (P.src.rep[i].axis < P.src.naxes) rep_on[static_cast<std::size_t>(P.src.rep[i].axis)].push_back(i);
+    (void)sm;
+    (void)dm;
+  }
+
+  // Source replica digits chosen by receiver q for a box whose source coordinate, replicas
+  // excluded, is v (per source axis).
+  void choose_rep(std::int64_t q, const std::vector<std::int64_t>& v, std::vector<std::int64_t>& r) {
+    const Mesh& sm = P.src.layout->mesh();
+    const Mesh& dm = P.dst.layout->mesh();
+    const std::vector<std::int64_t>* qc = nullptr;
+    if (q != cached_q_) {
+      cached_q_ = q;
+      auto idx = sm.find_index(q);
+      q_in_src_ = idx.has_value();
+      if (q_in_src_) q_src_coord_ = sm.coord_of_index(*idx);
+      q_dst_index_ = dm.index_of(q);
+    }
+    if (q_in_src_) qc = &q_src_coord_;
+    for (std::size_t a = 0; a < rep_on.size(); ++a) {
+      const auto& ids = rep_on[a];
+      if (ids.empty()) continue;
+      bool done = false;
+      if (qc) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> vars;
+        for (auto i : ids) vars.push_back({P.src.rep[i].extent, P.src.rep[i].stride});
+        auto sols = solve(vars, (*qc)[a] - v[a]);
+        if (!sols.empty()) {
+          for (std::size_t j = 0; j < ids.size(); ++j) r[ids[j]] = sols[0][j];
+          done = true;
+        }
+      }
+      if (!done) {
+        std::int64_t count = 1;
+        for (auto i : ids) count *= P.src.rep[i].extent;
+        std::int64_t x = q_dst_index_ % count;
+        for (std::size_t j = ids.size(); j-- > 0;) {
+          r[ids[j]] = x % P.src.rep[ids[j]].extent;
+          x /= P.src.rep[ids[j]].extent;
+        }
+      }
+    }
+    for (std::size_t i = 0; i < P.src.rep.size(); ++i)
+      if (P.src.rep[i].axis == P.src.naxes) r[i] = 0;
+  }
+
+  // Source coordinate without replicas, per source axis (m excluded).
+  std::vector<std::int64_t> src_coord_norep(const GBox& b, const Assign& s) {
+    std::vector<std::int64_t> v(b.s_base.begin(), b.s_base.end() - 1);
+    for (std::size_t i = 0; i < b.modes.size(); ++i) {
+      const Mode& m = b.modes[i];
+      if (m.s_axis < P.src.naxes) v[static_cast<std::size_t>(m.s_axis)] += s.md[i] * m.s_stride;
+    }
+    for (std::size_t i = 0; i < P.src.part.size(); ++i)
+      if (P.src.part[i].axis < P.src.naxes) v[static_cast<std::size_t>(P.src.part[i].axis)] += s.t[i] * P.src.part[i].stride;
+    return v;
+  }
+
+  std::int64_t src_rank(const std::vector<std::int64_t>& v, const std::vector<std::int64_t>& r) {
+    std::vector<std::int64_t> c = v;
+    for (std::size_t i = 0; i < P.src.rep.size(); ++i)
+      if (P.src.rep[i].axis < P.src.naxes) c[static_cast<std::size_t>(P.src.rep[i].axis)] += r[i] * P.src.rep[i].stride;
+    return P.src.layout->mesh().rank_at(c);
+  }
+
+  std::int64_t dst_rank(const GBox& b, const std::vector<std::int64_t>& md, const std::vector<std::int64_t>& rd,
+                        const std::vector<std::int64_t>& td) {
+    std::vector<std::int64_t> c(b.d_base.begin(), b.d_base.end() - 1);
+    for (std::size_t i = 0; i < b.modes.size(); ++i) {
+      const Mode& m = b.modes[i];
+      if (m.d_axis < P.dst.naxes) c[static_cast<std::size_t>(m.d_axis)] += md[i] * m.d_stride;
+    }
+    for (std::size_t i = 0; i < P.dst.rep.size(); ++i)
+      if (P.dst.rep[i].axis < P.dst.naxes) c[static_cast<std::size_t>(P.dst.rep[i].axis)] += rd[i] * P.dst.rep[i].stride;
+    for (std::size_t i = 0; i < P.dst.part.size(); ++i)
+      if (P.dst.part[i].axis < P.dst.naxes) c[static_cast<std::size_t>(P.dst.part[i].axis)] += td[i] * P.dst.part[i].stride;
+    return P.dst.layout->mesh().rank_at(c);
+  }
+
+  // The box of the elements with mode digits md (free: -1) on both sides.
+  Transfer make_transfer(const GBox& b, const std::vector<std::int64_t>& md, const std::vector<std::int64_t>& rs,
+                         const std::vector<std::int64_t>& ts, const std::vector<std::int64_t>& rd,
+                         const std::vector<std::int64_t>& td, bool src_side = true) {
+    const int sm = P.src.naxes, dmm = P.dst.naxes;
+    Transfer t;
+    t.src_offset = b.s_base[static_cast<std::size_t>(sm)];
+    t.dst_offset = b.d_base[static_cast<std::size_t>(dmm)];
+    for (std::size_t i = 0; i < P.src.rep.size(); ++i)
+      if (P.src.rep[i].axis == sm && !rs.empty()) t.src_offset += rs[i] * P.src.rep[i].stride;
+    for (std::size_t i = 0; i < P.src.part.size(); ++i)
+      if (P.src.part[i].axis == sm && !ts.empty()) t.src_offset += ts[i] * P.src.part[i].stride;
+    for (std::size_t i = 0; i < P.dst.rep.size(); ++i)
+      if (P.dst.rep[i].axis == dmm) t.dst_offset += rd[i] * P.dst.rep[i].stride;
+    for (std::size_t i = 0; i < P.dst.part.size(); ++i)
+      if (P.dst.part[i].axis == dmm) t.dst_offset += td[i] * P.dst.part[i].stride;
+    for (std::size_t i = 0; i < b.modes.size(); ++i) {
+      const Mode& m = b.modes[i];
+      if (md[i] >= 0) {
+        if (m.s_axis == sm) t.src_offset += md[i] * m.s_stride;
+        if (m.d_axis == dmm) t.dst_offset += md[i] * m.d_stride;
+        continue;
+      }
+      // Joint coalescing with the previous free mode.
+      std::int64_t ss = src_side ? m.s_stride : 0;
+      if (!t.extents.empty() && t.src_strides.back() == m.extent * ss &&
+          t.dst_strides.back() == m.extent * m.d_stride) {
+        t.extents.back() *= m.extent;
+        t.src_strides.back() = ss;
+        t.dst_strides.back() = m.d_stride;
+      } else {
+        t.extents.push_back(m.extent);
+        t.src_strides.push_back(ss);
+        t.dst_strides.push_back(m.d_stride);
+      }
+    }
+    return t;
+  }
+
+  std::vector<std::int64_t> key(std::size_t bi, const Assign& a, const std::vector<std::int64_t>& rd,
+                                const std::vector<std::int64_t>& td, const std::vector<std::int64_t>& ts) {
+    std::vector<std::int64_t> k;
+    k.reserve(1 + a.md.size() + rd.size() + td.size() + ts.size());
+    k.push_back(static_cast<std::int64_t>(bi));
+    k.insert(k.end(), a.md.begin(), a.md.end());
+    k.insert(k.end(), rd.begin(), rd.end());
+    k.insert(k.end(), td.begin(), td.end());
+    k.insert(k.end(), ts.begin(), ts.end());
+    return k;
+  }
+
+  void receive() {
+    const Mesh& dm = P.dst.layout->mesh();
+    auto qi = dm.find_index(rank_);
+    if (!qi) return;
+    const std::vector<std::int64_t> c = dm.coord_of_index(*qi);
+    const bool fill_zero = P.partial == PartialMode::Fill && (P.op == ReduceOp::Sum || P.op == ReduceOp::Prod);
+    for (std::size_t bi = 0; bi < P.boxes.size(); ++bi) {
+      const GBox& b = P.boxes[bi];
+      for (Assign& need : solve_side(b, P.dst, false, c, true)) {
+        const std::int64_t Td = row_major(need.t, P.dst.part);
+        if (fill_zero && Td != 0) {
+          ex.fills.push_back(make_transfer(b, need.md, {}, {}, need.r, need.t, false));
+          continue;
+        }
+        std::vector<std::size_t> free_src;
+        std::vector<std::int64_t> ext;
+        for (std::size_t i = 0; i < b.modes.size(); ++i)
+          if (need.md[i] < 0 && b.modes[i].s_axis < P.src.naxes) {
+            free_src.push_back(i);
+            ext.push_back(b.modes[i].extent);
+          }
+        std::vector<std::vector<std::int64_t>> term_sets;
+        if (P.partial == PartialMode::Reduce) {
+          std::vector<std::int64_t> te;
+          for (auto& it : P.src.part) te.push_back(it.extent);
+          odometer(te, [&](const std::vector<std::int64_t>& d) { term_sets.push_back(d); });
+        } else if (P.partial == PartialMode::Match) {
+          term_sets.push_back(decode(Td, P.src.part));
+        } else {
+          term_sets.push_back({});
+        }
+        Assign a = need;
+        a.t.clear();
+        std::vector<std::int64_t> rs(P.src.rep.size(), 0);
+        odometer(ext, [&](const std::vector<std::int64_t>& d) {
+          for (std::size_t j = 0; j < free_src.size(); ++j) a.md[free_src[j]] = d[j];
+          bool remote = false;
+          std::int64_t elems = 0;
+          for (const auto& ts : term_sets) {
+            Assign s;
+            s.md = a.md;
+            s.t = ts;
+            auto v = src_coord_norep(b, s);
+            choose_rep(rank_, v, rs);
+            std::int64_t p = src_rank(v, rs);
+            Transfer t = make_transfer(b, a.md, rs, ts, need.r, need.t);
+            t.term = P.partial == PartialMode::Reduce ? row_major(ts, P.src.part) : 0;
+            elems = t.elements();
+            if (p == rank_) {
+              ex.copies.push_back(std::move(t));
+            } else {
+              remote = true;
+              recv_[p].push_back({key(bi, a, need.r, need.t, ts), std::move(t)});
+            }
+          }
+          if (remote) ex.lower_bound_elements += elems;
+        });
+      }
+    }
+  }
+
+  void send() {
+    const Mesh& sm = P.src.layout->mesh();
+    auto pi = sm.find_index(rank_);
+    if (!pi) return;
+    const std::vector<std::int64_t> c = sm.coord_of_index(*pi);
+    for (std::size_t bi = 0; bi < P.boxes.size(); ++bi) {
+      const GBox& b = P.boxes[bi];
+      for (Assign& have : solve_side(b, P.src, true, c, false)) {
+        const std::int64_t Ts = row_major(have.t, P.src.part);
+        std::vector<std::size_t> free_dst;
+        std::vector<std::int64_t> ext;
+        for (std::size_t i = 0; i < b.modes.size(); ++i)
+          if (have.md[i] < 0 && b.modes[i].d_axis < P.dst.naxes) {
+            free_dst.push_back(i);
+            ext.push_back(b.modes[i].extent);
+          }
+        const std::size_t nfree = free_dst.size();
+        for (auto& it : P.dst.rep) ext.push_back(it.extent);
+        std::vector<std::vector<std::int64_t>> tds;
+        if (P.partial == PartialMode::Match) {
+          tds.push_back(decode(Ts, P.dst.part));
+        } else if (P.partial == PartialMode::Fill) {
+          if (P.op == ReduceOp::Sum || P.op == ReduceOp::Prod) {
+            tds.push_back(std::vector<std::int64_t>(P.dst.part.size(), 0));
+          } else {
+            std::vector<std::int64_t> te;
+            for (auto& it : P.dst.part) te.push_back(it.extent);
+            odometer(te, [&](const std::vector<std::int64_t>& d) { tds.push_back(d); });
+          }
+        } else {
+          tds.push_back({});
+        }
+        auto v = src_coord_norep(b, have);
+        std::vector<std::int64_t> rs(P.src.rep.size(), 0), rd(P.dst.rep.size(), 0);
+        Assign a = have;
+        odometer(ext, [&](const std::vector<std::int64_t>& d) {
+          for (std::size_t j = 0; j < nfree; ++j) a.md[free_dst[j]] = d[j];
+          for (std::size_t j = 0; j < rd.size(); ++j) rd[j] = d[nfree + j];
+          for (const auto& td : tds) {
+            std::int64_t q = dst_rank(b, a.md, rd, td);
+            if (q == rank_) continue;
+            choose_rep(q, v, rs);
+            if (rs != have.r) continue;
+            Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
+            t.term = P.partial == PartialMode::Reduce ? Ts : 0;
+            send_[q].push_back({key(bi, a, rd, td, have.t), std::move(t)});
+          }
+        });
+      }
+    }
+  }
+
+  static std::vector<Message> messages(std::map<std::int64_t, std::vector<Keyed>>& m) {
+    std::vector<Message> out;
+    out.reserve(m.size());
+    for (auto& [peer, list] : m) {
+      std::sort(list.begin(), list.end(), [](const Keyed& x, const Keyed& y) { return x.key < y.key; });
+      Message msg;
+      msg.peer = peer;
+      msg.boxes.reserve(list.size());
+      for (auto& k : list) msg.boxes.push_back(std::move(k.t));
+      out.push_back(std::move(msg));
+    }
+    return out;
+  }
+
+  Exchange run() {
+    send();
+    receive();
+    ex.sends = messages(send_);
+    ex.recvs = messages(recv_);
+    return std::move(ex);
+  }
+
+ private:
+  const Pair& P;
+  std::int64_t rank_;
+  std::vector<std::vector<std::size_t>> rep_on;
+  std::int64_t cached_q_ = -1;
+  bool q_in_src_ = false;
+  std::vector<std::int64_t> q_src_coord_;
+  std::int64_t q_dst_index_ = 0;
+  std::map<std::int64_t, std::vector<Keyed>> send_, recv_;
+  Exchange ex;
+};
+
+}  // namespace
+
+Exchange exchange(const Pair& p, std::int64_t rank) { return Planner(p, rank).run(); }
+
+}  // namespace axe::internal
+
+namespace axe::internal {
+
+void held_regions(const Pair& p, std::int64_t rank, std::vector<StridedRegion>& regions,
+                  std::vector<std::int64_t>& terms) {
+  const Mesh& sm = p.src.layout->mesh();
+  auto idx = sm.find_index(rank);
+  if (!idx) return;
+  const auto c = sm.coord_of_index(*idx);
+  for (const GBox& b : p.boxes) {
+    for (const Assign& a : solve_side(b, p.src, true, c, false)) {
+      StridedRegion r;
+      r.begin = b.begin;
+      for (std::size_t i = 0; i < b.modes.size(); ++i) {
+        const Mode& m = b.modes[i];
+        if (a.md[i] >= 0) {
+          r.begin[static_cast<std::size_t>(m.dim)] += a.md[i] * m.place;
+        } else if (!r.modes.empty() && r.modes.back().dim == m.dim &&
+                   r.modes.back().step == m.extent * m.place) {
+          r.modes.back().extent *= m.extent;
+          r.modes.back().step = m.place;
+        } else {
+          r.modes.push_back({m.dim, m.extent, m.place});
+        }
+      }
+      regions.push_back(std::move(r));
+      terms.push_back(row_major(a.t, p.src.part));
+    }
+  }
+}
+
+}  // namespace axe::internal

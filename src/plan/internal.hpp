@@ -1,0 +1,91 @@
+// Planner internals: both layouts of a redistribution refined to common factors (DESIGN §4.1).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "axe/placement.hpp"
+#include "axe/plan.hpp"
+
+namespace axe::internal {
+
+// An iter of one side; axis is a mesh-axis index, or `mem` (== number of mesh axes) for `m`.
+struct SideIter {
+  std::int64_t extent = 1;
+  int axis = 0;
+  std::int64_t stride = 0;
+};
+
+// One layout, grouped by its padded shape, extent-1 iters dropped.
+struct Side {
+  const DistLayout* layout = nullptr;
+  std::shared_ptr<const DistLayout> owner;  // keeps `layout` alive inside a Pair
+  int naxes = 0;  // mesh axes; index naxes is `m`
+  std::vector<std::vector<SideIter>> dims;  // per logical dim, outer first
+  std::vector<SideIter> rep, part;
+  std::vector<std::int64_t> offset;  // per axis, m last
+  std::int64_t replicas = 1, terms = 1;
+  ReduceOp op = ReduceOp::Sum;
+  int mem() const { return naxes; }
+};
+// Throws axe::Error naming the layout when D does not group by the padded shape.
+Side make_side(const DistLayout& l);
+// Validity of a side against its mesh (axes, bounds, injectivity); throws axe::Error.
+std::int64_t check_side(const Side& s);  // returns the local buffer size
+std::vector<std::int64_t> infer_padded(const AxeLayout& l, const std::vector<std::int64_t>& shape);
+
+// A mode of the common refinement: a digit of one dim's logical index, with its place value,
+// and where it lands on each side.
+struct Mode {
+  std::int64_t extent = 1;
+  int dim = 0;
+  std::int64_t place = 1;
+  int s_axis = 0;
+  std::int64_t s_stride = 0;
+  int d_axis = 0;
+  std::int64_t d_stride = 0;
+};
+// A box of logical elements: the modes (full ranges) on top of fixed bases.
+struct GBox {
+  std::vector<Mode> modes;
+  std::vector<std::int64_t> s_base, d_base;  // per axis incl. m (offsets included)
+  std::vector<std::int64_t> begin;           // logical begin per dim
+};
+
+enum class PartialMode { None, Reduce, Fill, Match };
+
+struct Pair {
+  Side src, dst;
+  std::vector<GBox> boxes;  // disjoint, covering the logical tensor
+  PartialMode partial = PartialMode::None;
+  ReduceOp op = ReduceOp::Sum;
+};
+// Throws axe::Error naming both layouts when a partial destination cannot be produced.
+Pair make_pair(const DistLayout& src, const DistLayout& dst);
+
+// Every digit assignment of `vars` (extent, stride) with sum(d_i * stride_i) == target.
+std::vector<std::vector<std::int64_t>> solve(const std::vector<std::pair<std::int64_t, std::int64_t>>& vars,
+                                             std::int64_t target);
+
+// One rank's exchange for one Pair (src layout -> dst layout).
+struct Exchange {
+  std::vector<Transfer> copies, fills;
+  std::vector<Message> sends, recvs;
+  std::int64_t lower_bound_elements = 0;  // needed elements not (fully) held locally
+};
+Exchange exchange(const Pair& p, std::int64_t rank);
+
+// Identity value of a reduction for fills (sum/avg 0, prod 1, max -inf, min +inf).
+double identity_of(ReduceOp op);
+
+std::string shape_text(const std::vector<std::int64_t>& v);
+
+}  // namespace axe::internal
+
+namespace axe::internal {
+// The regions (and their term indices) that `rank` holds under the source side of p.
+void held_regions(const Pair& p, std::int64_t rank, std::vector<StridedRegion>& regions,
+                  std::vector<std::int64_t>& terms);
+}  // namespace axe::internal

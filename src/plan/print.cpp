@@ -1,0 +1,149 @@
+// Text and JSON forms of plans.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "axe/plan.hpp"
+#include "plan/internal.hpp"
+
+namespace axe {
+
+namespace {
+std::string ints(const std::vector<std::int64_t>& v) {
+  if (v.size() == 1) return std::to_string(v[0]);
+  return internal::shape_text(v);
+}
+std::string axes_text(const std::vector<Axis>& axes) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < axes.size(); ++i) s += (i ? "," : "") + std::string(axes[i].name());
+  return s + "}";
+}
+std::string json_str(std::string_view s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    r += c;
+  }
+  return r + "\"";
+}
+std::string peers_text(const std::set<std::pair<std::int64_t, std::int64_t>>& pairs) {
+  std::string s;
+  std::size_t n = 0;
+  for (auto [a, b] : pairs) {
+    if (n == 8) {
+      s += " ... (" + std::to_string(pairs.size()) + " pairs)";
+      break;
+    }
+    s += (n++ ? " " : "") + std::to_string(a) + "->" + std::to_string(b);
+  }
+  return s.empty() ? "none" : s;
+}
+}  // namespace
+
+std::string to_string(const Transfer& t) {
+  return ints(t.extents) + " src " + std::to_string(t.src_offset) + "+" + ints(t.src_strides) + " dst " +
+         std::to_string(t.dst_offset) + "+" + ints(t.dst_strides) + (t.term ? " term " + std::to_string(t.term) : "");
+}
+
+std::string to_string(const Plan& p) {
+  const std::int64_t es = size_of(p.request.dtype);
+  std::ostringstream o;
+  o << "plan " << to_string(p.request.from) << "\n  -> " << to_string(p.request.to) << "  dtype "
+    << to_string(p.request.dtype) << "\n";
+  for (std::size_t i = 0; i < p.kinds.size(); ++i) {
+    std::int64_t bytes = 0, max_rank = 0, copies = 0;
+    std::set<std::pair<std::int64_t, std::int64_t>> pairs;
+    std::set<std::vector<std::int64_t>> groups;
+    for (const auto& r : p.ranks) {
+      const Step& s = r.steps[i];
+      std::int64_t b = s.elements_sent() * es;
+      bytes += b;
+      max_rank = std::max(max_rank, std::max(b, s.elements_received() * es));
+      for (const auto& c : s.copies) copies += c.elements() * es;
+      for (const auto& m : s.sends) pairs.insert({r.rank, m.peer});
+      if (!s.group.empty()) {
+        auto g = s.group;
+        std::sort(g.begin(), g.end());
+        groups.insert(g);
+      }
+    }
+    o << "step " << i << ": " << to_string(p.kinds[i]);
+    if (!p.axes[i].empty()) o << " on " << axes_text(p.axes[i]) << " (" << groups.size() << " groups of "
+                              << (groups.empty() ? 0 : groups.begin()->size()) << ")";
+    o << "  bytes " << bytes << " total, " << max_rank << " max/rank, local " << copies << "  peers "
+      << peers_text(pairs) << "\n";
+  }
+  o << "total: sent " << p.totals.bytes_sent << " bytes, busiest rank receives " << p.max_bytes_received
+    << ", messages " << p.totals.messages << ", collectives " << p.totals.collectives << ", staging "
+    << p.totals.staging_bytes << " bytes/rank, lower bound " << p.totals.lower_bound_bytes << " bytes";
+  if (p.totals.lower_bound_bytes > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%.2fx)",
+                  static_cast<double>(p.totals.bytes_received) / static_cast<double>(p.totals.lower_bound_bytes));
+    o << buf;
+  }
+  char est[48];
+  std::snprintf(est, sizeof est, ", est %.1f us", p.estimated_seconds * 1e6);
+  o << est << "\n";
+  return o.str();
+}
+
+std::string to_json(const Plan& p) {
+  const std::int64_t es = size_of(p.request.dtype);
+  std::ostringstream o;
+  o << "{\"from\": " << json_str(to_string(p.request.from.layout())) << ", \"to\": "
+    << json_str(to_string(p.request.to.layout())) << ", \"from_mesh\": " << json_str(to_string(p.request.from.mesh()))
+    << ", \"to_mesh\": " << json_str(to_string(p.request.to.mesh())) << ", \"shape\": "
+    << json_str(internal::shape_text(p.request.from.shape())) << ", \"dtype\": " << json_str(to_string(p.request.dtype))
+    << ", \"steps\": [";
+  for (std::size_t i = 0; i < p.kinds.size(); ++i) {
+    std::int64_t bytes = 0, max_rank = 0;
+    std::vector<std::string> peers;
+    for (const auto& r : p.ranks) {
+      const Step& s = r.steps[i];
+      bytes += s.elements_sent() * es;
+      max_rank = std::max(max_rank, std::max(s.elements_sent(), s.elements_received()) * es);
+      for (const auto& m : s.sends)
+        peers.push_back("[" + std::to_string(r.rank) + "," + std::to_string(m.peer) + "," +
+                        std::to_string(m.elements() * es) + "]");
+    }
+    o << (i ? ", " : "") << "{\"kind\": " << json_str(to_string(p.kinds[i])) << ", \"axes\": [";
+    for (std::size_t a = 0; a < p.axes[i].size(); ++a) o << (a ? ", " : "") << json_str(p.axes[i][a].name());
+    o << "], \"bytes\": " << bytes << ", \"max_bytes_per_rank\": " << max_rank << ", \"messages\": [";
+    for (std::size_t j = 0; j < peers.size(); ++j) o << (j ? ", " : "") << peers[j];
+    o << "]}";
+  }
+  o << "], \"bytes_sent\": " << p.totals.bytes_sent << ", \"bytes_received\": " << p.totals.bytes_received
+    << ", \"max_bytes_received\": " << p.max_bytes_received << ", \"messages\": " << p.totals.messages
+    << ", \"collectives\": " << p.totals.collectives << ", \"staging_bytes\": " << p.totals.staging_bytes
+    << ", \"lower_bound_bytes\": " << p.totals.lower_bound_bytes << ", \"estimated_us\": " << p.estimated_seconds * 1e6
+    << "}";
+  return o.str();
+}
+
+std::string to_string(const RankPlan& p) {
+  std::ostringstream o;
+  o << "rank " << p.rank << " buffers " << internal::shape_text(p.buffers) << "\n";
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    o << " step " << i << " " << to_string(s.kind);
+    if (!s.group.empty()) o << " group " << internal::shape_text(s.group);
+    if (s.reduce) o << " reduce " << to_string(s.op) << " of " << s.terms;
+    o << "\n";
+    for (const auto& c : s.copies) o << "  copy " << to_string(c) << "\n";
+    for (const auto& f : s.fills) o << "  fill " << to_string(f) << "\n";
+    for (const auto& m : s.sends) {
+      o << "  send to " << m.peer << " (" << m.elements() << " elements)\n";
+      for (const auto& b : m.boxes) o << "    " << to_string(b) << "\n";
+    }
+    for (const auto& m : s.recvs) {
+      o << "  recv from " << m.peer << " (" << m.elements() << " elements)\n";
+      for (const auto& b : m.boxes) o << "    " << to_string(b) << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace axe

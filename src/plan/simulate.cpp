@@ -1,0 +1,160 @@
+// The in-process simulator and the element-by-element reference.
+#include "axe/simulate.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "axe/error.hpp"
+#include "axe/executor.hpp"
+#include "plan/internal.hpp"
+
+namespace axe {
+
+double partial_term(double x, std::int64_t j, std::int64_t T, ReduceOp op) {
+  const double tri = static_cast<double>(T) * static_cast<double>(T - 1) / 2;
+  const std::int64_t hot = static_cast<std::int64_t>(std::fmod(x, static_cast<double>(T)));
+  switch (op) {
+    case ReduceOp::Sum: return j == 0 ? x - tri : static_cast<double>(j);
+    case ReduceOp::Avg: return j == 0 ? x - tri : x + static_cast<double>(j);
+    case ReduceOp::Max: return j == hot ? x : x - 1 - static_cast<double>(j);
+    case ReduceOp::Min: return j == hot ? x : x + 1 + static_cast<double>(j);
+    case ReduceOp::Prod: return j == hot ? x : 1.0;
+  }
+  return x;
+}
+
+namespace {
+
+// f(x, rank, mem, term) for every (logical element, replica, term) slot of l.
+template <class F>
+void for_each_slot(const DistLayout& l, F&& f) {
+  internal::Side s = internal::make_side(l);
+  const auto& shape = l.shape();
+  const std::size_t nd = shape.size();
+  std::vector<std::vector<std::int64_t>> places(nd);
+  for (std::size_t d = 0; d < nd; ++d) {
+    std::int64_t p = 1;
+    places[d].resize(s.dims[d].size());
+    for (std::size_t j = s.dims[d].size(); j-- > 0;) {
+      places[d][j] = p;
+      p *= s.dims[d][j].extent;
+    }
+  }
+  std::int64_t n = l.elements();
+  std::vector<std::int64_t> coord(nd, 0), c(static_cast<std::size_t>(s.naxes + 1));
+  std::vector<std::int64_t> dev(static_cast<std::size_t>(s.naxes));
+  for (std::int64_t x = 0; x < n; ++x) {
+    std::copy(s.offset.begin(), s.offset.end(), c.begin());
+    for (std::size_t d = 0; d < nd; ++d)
+      for (std::size_t j = 0; j < s.dims[d].size(); ++j) {
+        const auto& it = s.dims[d][j];
+        c[static_cast<std::size_t>(it.axis)] += ((coord[d] / places[d][j]) % it.extent) * it.stride;
+      }
+    for (std::int64_t r = 0; r < s.replicas; ++r)
+      for (std::int64_t t = 0; t < s.terms; ++t) {
+        std::vector<std::int64_t> cc = c;
+        std::int64_t rr = r, tt = t;
+        for (std::size_t i = s.rep.size(); i-- > 0;) {
+          cc[static_cast<std::size_t>(s.rep[i].axis)] += (rr % s.rep[i].extent) * s.rep[i].stride;
+          rr /= s.rep[i].extent;
+        }
+        for (std::size_t i = s.part.size(); i-- > 0;) {
+          cc[static_cast<std::size_t>(s.part[i].axis)] += (tt % s.part[i].extent) * s.part[i].stride;
+          tt /= s.part[i].extent;
+        }
+        std::copy(cc.begin(), cc.end() - 1, dev.begin());
+        f(x, l.mesh().rank_at(dev), cc.back(), t, s.terms);
+      }
+    for (std::size_t d = nd; d-- > 0;) {
+      if (++coord[d] < shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<double> fill_source(const DistLayout& l, std::int64_t rank) {
+  if (!l.mesh().contains(rank)) return {};
+  std::vector<double> b(static_cast<std::size_t>(l.local_elements()), std::numeric_limits<double>::quiet_NaN());
+  const ReduceOp op = l.layout().reduce_op();
+  for_each_slot(l, [&](std::int64_t x, std::int64_t r, std::int64_t mem, std::int64_t t, std::int64_t T) {
+    if (r != rank) return;
+    b[static_cast<std::size_t>(mem)] = T > 1 ? partial_term(static_cast<double>(x), t, T, op) : static_cast<double>(x);
+  });
+  return b;
+}
+
+std::map<std::int64_t, std::vector<double>> reference_destination(const DistLayout& from, const DistLayout& to) {
+  internal::Pair p = internal::make_pair(from, to);  // validates the partial combination
+  std::map<std::int64_t, std::vector<double>> out;
+  for (auto r : to.mesh().ranks())
+    out[r].assign(static_cast<std::size_t>(to.local_elements()), std::numeric_limits<double>::quiet_NaN());
+  const ReduceOp op = p.op;
+  for_each_slot(to, [&](std::int64_t x, std::int64_t r, std::int64_t mem, std::int64_t t, std::int64_t T) {
+    double v = static_cast<double>(x);
+    if (p.partial == internal::PartialMode::Fill && (op == ReduceOp::Sum || op == ReduceOp::Prod) && t != 0)
+      v = internal::identity_of(op);
+    else if (p.partial == internal::PartialMode::Match)
+      v = partial_term(v, t, T, op);
+    out[r][static_cast<std::size_t>(mem)] = v;
+  });
+  return out;
+}
+
+SimulationResult simulate(const Plan& plan) {
+  InMemoryNetwork net;
+  SimulationResult res;
+  std::vector<std::vector<double>> dst(plan.ranks.size());
+  std::vector<std::string> errors(plan.ranks.size());
+  std::vector<std::thread> threads;
+  threads.reserve(plan.ranks.size());
+  for (std::size_t i = 0; i < plan.ranks.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        RankPlan rp = plan.ranks[i];
+        rp.dtype = DType::F64;
+        std::vector<double> src = fill_source(plan.request.from, rp.rank);
+        dst[i].assign(static_cast<std::size_t>(rp.buffers.back()), 0.0);
+        InMemoryTransport t(net, rp.rank);
+        execute(rp, t, std::as_bytes(std::span<const double>(src)), std::as_writable_bytes(std::span<double>(dst[i])));
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+        net.abort();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < errors.size(); ++i)
+    if (!errors[i].empty() && errors[i].find("aborted") == std::string::npos)
+      fail("simulation failed on rank " + std::to_string(plan.ranks[i].rank) + ": " + errors[i]);
+  for (std::size_t i = 0; i < errors.size(); ++i)
+    if (!errors[i].empty()) fail("simulation failed on rank " + std::to_string(plan.ranks[i].rank) + ": " + errors[i]);
+  for (std::size_t i = 0; i < plan.ranks.size(); ++i)
+    if (plan.request.to.mesh().contains(plan.ranks[i].rank)) res.destination[plan.ranks[i].rank] = std::move(dst[i]);
+  res.bytes_moved = net.bytes_moved();
+  return res;
+}
+
+std::string verify(const PlanRequest& request, const SimulationResult& r) {
+  auto ref = reference_destination(request.from, request.to);
+  for (const auto& [rank, want] : ref) {
+    auto it = r.destination.find(rank);
+    if (it == r.destination.end()) return "rank " + std::to_string(rank) + ": no destination buffer";
+    const auto& got = it->second;
+    if (got.size() != want.size())
+      return "rank " + std::to_string(rank) + ": buffer has " + std::to_string(got.size()) + " elements, expected " +
+             std::to_string(want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      bool same = (std::isnan(want[i]) && std::isnan(got[i])) || want[i] == got[i];
+      if (!same)
+        return "rank " + std::to_string(rank) + " slot " + std::to_string(i) + ": expected " + std::to_string(want[i]) +
+               ", got " + std::to_string(got[i]);
+    }
+  }
+  return "";
+}
+
+}  // namespace axe
