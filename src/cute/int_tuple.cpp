@@ -62,7 +62,11 @@ std::int64_t product(const IntTuple& t) {
   if (t.is_int()) return t.value();
   if (t.is_underscore_leaf()) fail("product: '_' has no extent");
   std::int64_t p = 1;
-  for (const IntTuple& e : t.elems()) p = checked_mul(p, product(e), "product of " + to_string(t));
+  for (const IntTuple& e : t.elems()) {
+    if (__builtin_mul_overflow(p, product(e), &p)) {
+      fail("product of " + to_string(t) + ": 64-bit overflow");
+    }
+  }
   return p;
 }
 

@@ -310,9 +310,31 @@ Layout::Layout(IntTuple shape, IntTuple stride) : shape_(std::move(shape)), stri
   (void)product(shape_);  // size must fit in int64
 }
 
+namespace {
+
+// crd2idx for a 1-D index on a validated layout (no congruence re-check, no allocation).
+std::int64_t eval_index(const IntTuple& s, const IntTuple& d, std::int64_t c) {
+  if (s.is_int()) return checked_mul(c, d.value(), "Layout evaluation");
+  const auto& se = s.elems();
+  const auto& de = d.elems();
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < se.size(); ++i) {
+    if (i + 1 == se.size()) {  // the last mode absorbs the excess
+      return checked_add(sum, eval_index(se[i], de[i], c), "Layout evaluation");
+    }
+    std::int64_t n = se[i].is_int() ? se[i].value() : product(se[i]);
+    if (n == 0) fail("Layout: cannot split an index over the zero-size mode " + to_string(se[i]));
+    sum = checked_add(sum, eval_index(se[i], de[i], c % n), "Layout evaluation");
+    c /= n;
+  }
+  return sum;
+}
+
+}  // namespace
+
 std::int64_t Layout::operator()(std::int64_t i) const {
   if (i < 0) fail("Layout " + to_string(*this) + ": negative index " + std::to_string(i));
-  return crd2idx(IntTuple(i), shape_, stride_);
+  return eval_index(shape_, stride_, i);
 }
 
 namespace {
@@ -383,8 +405,10 @@ std::int64_t cosize(const Layout& l) {
     std::int64_t d = f.stride[i];
     if (d == INT64_MIN) fail("cosize: 64-bit overflow in |stride|");
     d = d < 0 ? -d : d;
-    c = checked_add(c, checked_mul(f.shape[i] - 1, d, "cosize of " + to_string(l)),
-                    "cosize of " + to_string(l));
+    std::int64_t term;
+    if (__builtin_mul_overflow(f.shape[i] - 1, d, &term) || __builtin_add_overflow(c, term, &c)) {
+      fail("cosize of " + to_string(l) + ": 64-bit overflow");
+    }
   }
   return c;
 }

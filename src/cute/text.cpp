@@ -66,7 +66,7 @@ class Parser {
       ++pos_;
     }
     if (pos_ >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      error("an integer");
+      error_at(start, "an integer");
     }
     // Accumulate negatively so INT64_MIN parses.
     std::int64_t v = 0;
