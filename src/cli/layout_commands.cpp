@@ -132,6 +132,13 @@ int run_eval(const Args& args, std::ostream& out) {
   auto shape = shape_for(l, args);
   auto axes = axes_of(l);
   bool annotate_replica = l.replicas() > 1, annotate_term = l.terms() > 1;
+  // Every element has replicas() * terms() placements; refuse to print unbounded output.
+  std::int64_t copies = checked_mul(l.replicas(), l.terms(), "replicas * terms");
+  if (copies > util::kMaxListed) {
+    fail(to_string(l) + " places each element " + std::to_string(copies) +
+         " times (replicas x partial terms), too many to list (limit " +
+         std::to_string(util::kMaxListed) + ")");
+  }
 
   if (args.has("at")) {
     auto at = coord_in(args.get("at"), shape, "--at");
@@ -152,10 +159,10 @@ int run_eval(const Args& args, std::ostream& out) {
     return 0;
   }
 
-  if (l.size() > util::kMaxListed) {
-    fail(to_string(l) + " has " + std::to_string(l.size()) +
-         " elements, too many to list (limit " + std::to_string(util::kMaxListed) +
-         "); use --at");
+  if (l.size() > util::kMaxListed / copies) {
+    fail(to_string(l) + " has " + std::to_string(l.size()) + " elements" +
+         (copies > 1 ? " x " + std::to_string(copies) + " placements" : std::string()) +
+         ", too many to list (limit " + std::to_string(util::kMaxListed) + "); use --at");
   }
   if (args.json) {
     out << "{\"layout\": " << json_string(to_string(l)) << ", \"shape\": " << json_array(shape)

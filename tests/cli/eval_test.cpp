@@ -132,6 +132,8 @@ TEST(EvalCli, Errors) {
   expect_error({"eval"}, "usage: axe eval");
   expect_error({"eval", kTensorCore, "--shap", "8,16"}, "unknown option --shap");
   expect_error({"eval", "S[131072:1]"}, "too many");
+  expect_error({"eval", "S[4:1] + P[(512,512):(1@gpu,512@gpu)]", "--at", "0"}, "too many");
+  expect_error({"eval", "S[1024:1] + R[128:1@gpu]"}, "too many");
 }
 
 TEST(EvalCli, ParseError_ReportsPosition) {
