@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,9 @@ bool has_underscore(const IntTuple& t);
 
 // Text form: "((2,3),4)", "4", "(4)", "()", "_" for the underscore leaf. No spaces.
 std::string to_string(const IntTuple& t);
+
+// Streams to_string(t) (so test failures print tuples readably).
+std::ostream& operator<<(std::ostream& os, const IntTuple& t);
 
 // Parses the text form of an integer tuple (no "_"). Spaces between tokens are allowed.
 // @post to_string(parse_int_tuple(s)) == s for every s without spaces.

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +77,8 @@ int depth(const Layout& l);
 
 // "((2,3),4):((1,2),6)", "4:1", "(4):(1)": CuTe's text form.
 std::string to_string(const Layout& l);
+std::ostream& operator<<(std::ostream& os, const Layout& l);
+
 // Inverse of to_string (spaces between tokens allowed); a bare integer n means n:1.
 // Throws axe::ParseError with the position and what was expected; axe::Error if the parsed shape
 // and stride are not a valid layout (not congruent, negative extent).
@@ -134,6 +137,7 @@ class Tiler {
 
 // "<8:1,_>" for tuples, "_" for none, "n" for an integer tiler, the layout text otherwise.
 std::string to_string(const Tiler& t);
+std::ostream& operator<<(std::ostream& os, const Tiler& t);
 // Parses "<8:1,4:2>", "<_,4:1>", nested "<<2:1,_>,4:1>", "_", a layout, or an int n meaning n:1.
 Tiler parse_tiler(std::string_view text);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,7 @@ struct Swizzle {
 
 // C++ CuTe's text form: "Sw<3,4,3>".
 std::string to_string(const Swizzle& s);
+std::ostream& operator<<(std::ostream& os, const Swizzle& s);
 // The reference vectors' (pycute) form: "SW_3_4_3".
 std::string to_pycute_string(const Swizzle& s);
 // Parses "Sw<B,M,S>" or "SW_B_M_S". Throws axe::ParseError / axe::Error.
@@ -71,6 +73,7 @@ std::int64_t size(const ComposedLayout& c);
 
 // "Sw<3,4,3> o 0 o (8,64):(64,1)" (C++ CuTe's print form).
 std::string to_string(const ComposedLayout& c);
+std::ostream& operator<<(std::ostream& os, const ComposedLayout& c);
 // "SW_3_4_3 o 0 o (8,64):(64,1)" (the reference vectors' form).
 std::string to_pycute_string(const ComposedLayout& c);
 // Parses either form ("Sw<B,M,S> o offset o layout" or with "SW_B_M_S"); spaces around "o" are

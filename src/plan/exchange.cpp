@@ -93,7 +93,11 @@ std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
         vars.push_back({s.part[i].extent, s.part[i].stride});
         refs.push_back({VarRef::PartV, i});
       }
-    if (vars.empty()) continue;
+    if (vars.empty()) {
+      if (a < s.naxes && c[static_cast<std::size_t>(a)] != (is_src ? b.s_base : b.d_base)[static_cast<std::size_t>(a)])
+        return {};
+      continue;
+    }
     std::vector<std::vector<std::int64_t>> sols;
     if (a < s.naxes) {
       const std::int64_t base_a = (is_src ? b.s_base : b.d_base)[static_cast<std::size_t>(a)];
@@ -135,6 +139,12 @@ class Planner {
       if (P.src.rep[i].axis < P.src.naxes) rep_on[static_cast<std::size_t>(P.src.rep[i].axis)].push_back(i);
     (void)sm;
     (void)dm;
+  }
+
+  std::int64_t reduced_index(const std::vector<std::int64_t>& ts) const {
+    std::int64_t x = 0;
+    for (auto j : P.reduced) x = x * P.src.part[j].extent + ts[j];
+    return x;
   }
 
   // Source replica digits chosen by receiver q for a box whose source coordinate, replicas
@@ -267,14 +277,18 @@ class Planner {
     auto qi = dm.find_index(rank_);
     if (!qi) return;
     const std::vector<std::int64_t> c = dm.coord_of_index(*qi);
-    const bool fill_zero = P.partial == PartialMode::Fill && (P.op == ReduceOp::Sum || P.op == ReduceOp::Prod);
+    const bool fill_zero = P.op == ReduceOp::Sum || P.op == ReduceOp::Prod;
     for (std::size_t bi = 0; bi < P.boxes.size(); ++bi) {
       const GBox& b = P.boxes[bi];
       for (Assign& need : solve_side(b, P.dst, false, c, true)) {
         const std::int64_t Td = row_major(need.t, P.dst.part);
-        if (fill_zero && Td != 0) {
-          ex.fills.push_back(make_transfer(b, need.md, {}, {}, need.r, need.t, false));
-          continue;
+        if (P.partial == PartialMode::Reduce && fill_zero) {
+          bool zero = false;
+          for (std::size_t i = 0; i < P.match.size(); ++i) zero = zero || (P.match[i] < 0 && need.t[i] != 0);
+          if (zero) {
+            ex.fills.push_back(make_transfer(b, need.md, {}, {}, need.r, need.t, false));
+            continue;
+          }
         }
         std::vector<std::size_t> free_src;
         std::vector<std::int64_t> ext;
@@ -286,8 +300,14 @@ class Planner {
         std::vector<std::vector<std::int64_t>> term_sets;
         if (P.partial == PartialMode::Reduce) {
           std::vector<std::int64_t> te;
-          for (auto& it : P.src.part) te.push_back(it.extent);
-          odometer(te, [&](const std::vector<std::int64_t>& d) { term_sets.push_back(d); });
+          for (auto j : P.reduced) te.push_back(P.src.part[j].extent);
+          odometer(te, [&](const std::vector<std::int64_t>& d) {
+            std::vector<std::int64_t> ts(P.src.part.size(), 0);
+            for (std::size_t i = 0; i < P.match.size(); ++i)
+              if (P.match[i] >= 0) ts[static_cast<std::size_t>(P.match[i])] = need.t[i];
+            for (std::size_t k = 0; k < P.reduced.size(); ++k) ts[P.reduced[k]] = d[k];
+            term_sets.push_back(std::move(ts));
+          });
         } else if (P.partial == PartialMode::Match) {
           term_sets.push_back(decode(Td, P.src.part));
         } else {
@@ -308,7 +328,7 @@ class Planner {
             choose_rep(rank_, v, rs);
             std::int64_t p = src_rank(v, rs);
             Transfer t = make_transfer(b, a.md, rs, ts, need.r, need.t);
-            t.term = P.partial == PartialMode::Reduce ? row_major(ts, P.src.part) : 0;
+            t.term = P.partial == PartialMode::Reduce ? reduced_index(ts) : 0;
             elems = t.elements();
             if (p == rank_) {
               ex.copies.push_back(std::move(t));
@@ -344,14 +364,17 @@ class Planner {
         std::vector<std::vector<std::int64_t>> tds;
         if (P.partial == PartialMode::Match) {
           tds.push_back(decode(Ts, P.dst.part));
-        } else if (P.partial == PartialMode::Fill) {
-          if (P.op == ReduceOp::Sum || P.op == ReduceOp::Prod) {
-            tds.push_back(std::vector<std::int64_t>(P.dst.part.size(), 0));
-          } else {
-            std::vector<std::int64_t> te;
-            for (auto& it : P.dst.part) te.push_back(it.extent);
-            odometer(te, [&](const std::vector<std::int64_t>& d) { tds.push_back(d); });
-          }
+        } else if (P.partial == PartialMode::Reduce) {
+          // Kept digits follow the source term; filled digits: 0 (sum/prod) or every value.
+          std::vector<std::int64_t> te;
+          for (std::size_t i = 0; i < P.match.size(); ++i)
+            te.push_back(P.match[i] >= 0 || P.op == ReduceOp::Sum || P.op == ReduceOp::Prod ? 1 : P.dst.part[i].extent);
+          odometer(te, [&](const std::vector<std::int64_t>& d) {
+            std::vector<std::int64_t> td(P.dst.part.size());
+            for (std::size_t i = 0; i < P.match.size(); ++i)
+              td[i] = P.match[i] >= 0 ? have.t[static_cast<std::size_t>(P.match[i])] : d[i];
+            tds.push_back(std::move(td));
+          });
         } else {
           tds.push_back({});
         }
@@ -367,7 +390,7 @@ class Planner {
             choose_rep(q, v, rs);
             if (rs != have.r) continue;
             Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
-            t.term = P.partial == PartialMode::Reduce ? Ts : 0;
+            t.term = P.partial == PartialMode::Reduce ? reduced_index(have.t) : 0;
             send_[q].push_back({key(bi, a, rd, td, have.t), std::move(t)});
           }
         });

@@ -336,6 +336,12 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
 
 }  // namespace
 
+namespace {
+std::string axis_name(const Side& s, int a) {
+  return a == s.naxes ? std::string("m") : std::string(s.layout->mesh().axes()[static_cast<std::size_t>(a)].name());
+}
+}  // namespace
+
 Pair make_pair(const DistLayout& from, const DistLayout& to) {
   if (from.shape() != to.shape())
     fail("source layout " + layout_name(from) + " has global shape " + shape_text(from.shape()) +
@@ -348,20 +354,42 @@ Pair make_pair(const DistLayout& from, const DistLayout& to) {
   p.dst = make_side(*t);
   p.dst.owner = t;
   bool sp = !p.src.part.empty(), dp = !p.dst.part.empty();
-  if (sp && !dp) {
+  auto cannot = [&](const std::string& why) {
+    fail("partial destination " + layout_name(to) + " cannot be produced from source " + layout_name(from) + ": " +
+         why);
+  };
+  if (sp || dp) {
+    if (sp && dp && p.src.op != p.dst.op)
+      cannot("the reductions differ (" + std::string(to_string(p.src.op)) + " vs " + std::string(to_string(p.dst.op)) +
+             "); a " + std::string(to_string(p.dst.op)) + "-partial value cannot be made from " +
+             std::string(to_string(p.src.op)) + " terms without reducing them first");
+    p.op = sp ? p.src.op : p.dst.op;
+    std::vector<bool> taken(p.src.part.size(), false);
+    std::size_t unmatched = 0;
+    for (const auto& it : p.dst.part) {
+      std::int64_t found = -1;
+      for (std::size_t j = 0; j < p.src.part.size() && found < 0; ++j)
+        if (!taken[j] && axis_name(p.src, p.src.part[j].axis) == axis_name(p.dst, it.axis) &&
+            p.src.part[j].extent == it.extent && p.src.part[j].stride == it.stride) {
+          taken[j] = true;
+          found = static_cast<std::int64_t>(j);
+        }
+      unmatched += found < 0;
+      p.match.push_back(found);
+    }
+    for (std::size_t j = 0; j < p.src.part.size(); ++j)
+      if (!taken[j]) {
+        p.reduced.push_back(j);
+        p.terms *= p.src.part[j].extent;
+      }
     p.partial = PartialMode::Reduce;
-    p.op = p.src.op;
-  } else if (!sp && dp) {
-    p.partial = PartialMode::Fill;
-    p.op = p.dst.op;
-  } else if (sp && dp) {
-    if (p.src.op != p.dst.op || p.src.terms != p.dst.terms)
-      fail("partial destination " + layout_name(to) + " cannot be produced from partial source " +
-           layout_name(from) + ": source has " + std::to_string(p.src.terms) + " " +
-           std::string(to_string(p.src.op)) + " terms, destination " + std::to_string(p.dst.terms) +
-           " " + std::string(to_string(p.dst.op)) + " terms (they must agree)");
-    p.partial = PartialMode::Match;
-    p.op = p.src.op;
+    if (sp && dp && unmatched > 0 && !p.reduced.empty() && p.src.terms == p.dst.terms) {
+      // Same number of terms on other axes: move the terms instead of reducing and refilling.
+      p.partial = PartialMode::Match;
+      p.match.clear();
+      p.reduced.clear();
+      p.terms = 1;
+    }
   }
   const auto& shape = from.shape();
   std::vector<std::vector<DimPiece>> per_dim;

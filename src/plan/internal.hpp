@@ -54,13 +54,22 @@ struct GBox {
   std::vector<std::int64_t> begin;           // logical begin per dim
 };
 
-enum class PartialMode { None, Reduce, Fill, Match };
+// None: no partial terms. Reduce: destination term digits that are source term digits (same
+// axis, extent, stride) are kept, the other source term digits are reduced, the other
+// destination term digits are filled (sum/prod: the value on digit 0, the identity elsewhere;
+// max/min/avg: the value everywhere). Match: term t of the source is term t of the destination.
+enum class PartialMode { None, Reduce, Match };
 
 struct Pair {
   Side src, dst;
   std::vector<GBox> boxes;  // disjoint, covering the logical tensor
   PartialMode partial = PartialMode::None;
   ReduceOp op = ReduceOp::Sum;
+  // Reduce: destination P iter i is source P iter match[i] (kept terms); the source P iters in
+  // `reduced` are combined (row-major over them is the term order), `terms` of them.
+  std::vector<std::int64_t> match;  // per destination P iter: source P iter, or -1 (filled)
+  std::vector<std::size_t> reduced;
+  std::int64_t terms = 1;
 };
 // Throws axe::Error naming both layouts when a partial destination cannot be produced.
 Pair make_pair(const DistLayout& src, const DistLayout& dst);

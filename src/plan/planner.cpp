@@ -414,9 +414,9 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     st.in = static_cast<int>(i);
     st.out = static_cast<int>(i + 1);
     const Pair& p = *s.pairs[i];
-    st.reduce = p.partial == internal::PartialMode::Reduce;
+    st.reduce = p.partial == internal::PartialMode::Reduce && !p.reduced.empty();
     st.op = p.op;
-    st.terms = p.partial == internal::PartialMode::Reduce ? p.src.terms : 1;
+    st.terms = st.reduce ? p.terms : 1;
     st.copies = std::move(ex.copies);
     st.fills = std::move(ex.fills);
     st.sends = std::move(ex.sends);

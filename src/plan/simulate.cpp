@@ -1,6 +1,7 @@
 // The in-process simulator and the element-by-element reference.
 #include "axe/simulate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -93,12 +94,50 @@ std::map<std::int64_t, std::vector<double>> reference_destination(const DistLayo
   for (auto r : to.mesh().ranks())
     out[r].assign(static_cast<std::size_t>(to.local_elements()), std::numeric_limits<double>::quiet_NaN());
   const ReduceOp op = p.op;
+  std::vector<std::int64_t> src_ext;
+  for (const auto& it : p.src.part) src_ext.push_back(it.extent);
+  std::vector<std::int64_t> dst_ext;
+  for (const auto& it : p.dst.part) dst_ext.push_back(it.extent);
   for_each_slot(to, [&](std::int64_t x, std::int64_t r, std::int64_t mem, std::int64_t t, std::int64_t T) {
     double v = static_cast<double>(x);
-    if (p.partial == internal::PartialMode::Fill && (op == ReduceOp::Sum || op == ReduceOp::Prod) && t != 0)
-      v = internal::identity_of(op);
-    else if (p.partial == internal::PartialMode::Match)
+    std::vector<std::int64_t> td(dst_ext.size());
+    for (std::size_t i = dst_ext.size(), tt = static_cast<std::size_t>(t); i-- > 0;) {
+      td[i] = static_cast<std::int64_t>(tt) % dst_ext[i];
+      tt /= static_cast<std::size_t>(dst_ext[i]);
+    }
+    bool filled_zero = false;
+    for (std::size_t i = 0; i < p.match.size(); ++i)
+      filled_zero = filled_zero || (p.match[i] < 0 && td[i] != 0);
+    if (p.partial == internal::PartialMode::Match) {
       v = partial_term(v, t, T, op);
+    } else if (p.partial == internal::PartialMode::Reduce && filled_zero &&
+               (op == ReduceOp::Sum || op == ReduceOp::Prod)) {
+      v = internal::identity_of(op);
+    } else if (p.partial == internal::PartialMode::Reduce && !p.src.part.empty()) {
+      // Kept terms: fold the reduced source digits, in term order.
+      std::int64_t R = p.terms;
+      double acc = 0;
+      for (std::int64_t k = 0; k < R; ++k) {
+        std::vector<std::int64_t> ts(src_ext.size(), 0);
+        for (std::size_t i = 0; i < p.match.size(); ++i)
+          if (p.match[i] >= 0) ts[static_cast<std::size_t>(p.match[i])] = td[i];
+        std::int64_t kk = k;
+        for (std::size_t j = p.reduced.size(); j-- > 0;) {
+          ts[p.reduced[j]] = kk % src_ext[p.reduced[j]];
+          kk /= src_ext[p.reduced[j]];
+        }
+        std::int64_t ti = 0;
+        for (std::size_t j = 0; j < ts.size(); ++j) ti = ti * src_ext[j] + ts[j];
+        double term = partial_term(static_cast<double>(x), ti, p.src.terms, op);
+        if (k == 0) acc = term;
+        else if (op == ReduceOp::Sum || op == ReduceOp::Avg) acc += term;
+        else if (op == ReduceOp::Prod) acc *= term;
+        else if (op == ReduceOp::Max) acc = std::max(acc, term);
+        else acc = std::min(acc, term);
+      }
+      if (op == ReduceOp::Avg && R > 1) acc /= static_cast<double>(R);
+      v = acc;
+    }
     out[r][static_cast<std::size_t>(mem)] = v;
   });
   return out;
