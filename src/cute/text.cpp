@@ -1,6 +1,7 @@
 // Text forms of the CuTe types: printing and a small recursive-descent parser shared by all of
 // them. Every parse error reports the 0-based position and what was expected there.
 #include <cctype>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -316,5 +317,11 @@ ComposedLayout parse_composed_layout(std::string_view text) {
   p.expect_end("composed layout");
   return ComposedLayout(s, offset, std::move(l));
 }
+
+std::ostream& operator<<(std::ostream& os, const IntTuple& t) { return os << to_string(t); }
+std::ostream& operator<<(std::ostream& os, const Layout& l) { return os << to_string(l); }
+std::ostream& operator<<(std::ostream& os, const Tiler& t) { return os << to_string(t); }
+std::ostream& operator<<(std::ostream& os, const Swizzle& s) { return os << to_string(s); }
+std::ostream& operator<<(std::ostream& os, const ComposedLayout& c) { return os << to_string(c); }
 
 }  // namespace axe::cute
