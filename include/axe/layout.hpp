@@ -60,8 +60,8 @@ class Layout {
 // make_layout(shape): compact column-major (LayoutLeft) strides; extent-1 modes get stride 0 as
 // in CuTe. make_layout((2,1,3)) == (2,1,3):(1,0,2); make_layout(4) == 4:1; make_layout(1) == 1:0.
 Layout make_layout(IntTuple shape);
-// Concatenation of modes into a tuple layout: make_layout({4:1, (2,3):(4,8)}) == (4,(2,3)):(1,(4,8));
-// make_layout({8:1}) == (8):(1).
+// Concatenation of modes into a tuple layout: make_layout({4:1, (2,3):(4,8)}) ==
+// (4,(2,3)):(1,(4,8)); make_layout({8:1}) == (8):(1).
 Layout make_layout(std::vector<Layout> modes);
 
 // Number of elements of the domain: size((2,(2,2)):(1,(2,4))) == 8.
@@ -185,11 +185,14 @@ Layout logical_product(const Layout& a, const Tiler& b);
 Layout zipped_product(const Layout& a, const Tiler& b);
 Layout tiled_product(const Layout& a, const Tiler& b);
 // blocked_product(A, B): pad both to the common rank R with 1:0 modes, take the logical product
-// and zip (A_i, B_i). @post rank == max(rank(A), rank(B)), size == size(A)*size(B).
+// and zip (A_i, B_i), an int counting as a rank-1 tuple (the reference vectors' rule; C++'s
+// cute::zip gives ((8,(3))) for blocked_product(8:1, (3):(1)) where we give ((8,3)), and does not
+// compile for a tuple block against an int tiler). @post rank == max(rank(A), rank(B)),
+// size == size(A)*size(B).
 // Example: blocked_product((2,2):(1,2), (2,3):(1,2)) == ((2,2),(2,3)):((1,4),(2,8)).
 Layout blocked_product(const Layout& a, const Layout& b);
 // As blocked_product, but zipped (B_i, A_i): the tiles are interleaved.
-// Example: raked_product((2,2):(1,2), (2,3):(1,2)) == ((2,2),(3,2)) ... see the tests.
+// Example: raked_product((2,2):(1,2), (2,3):(1,2)) == ((2,2),(3,2)):((4,1),(8,2)).
 Layout raked_product(const Layout& a, const Layout& b);
 // Overloads taking a Tiler; @pre b.is_layout().
 Layout blocked_product(const Layout& a, const Tiler& b);

@@ -27,7 +27,9 @@ const std::vector<IntTuple>& IntTuple::elems() const {
   return elems_;
 }
 
-std::size_t IntTuple::rank() const { return is_tuple() ? elems_.size() : 1; }
+std::size_t IntTuple::rank() const {
+  return is_tuple() ? elems_.size() : 1;
+}
 
 const IntTuple& IntTuple::operator[](std::size_t i) const {
   if (i >= rank()) {
@@ -49,7 +51,9 @@ IntTuple underscore() {
   return t;
 }
 
-bool is_underscore(const IntTuple& t) { return t.is_underscore_leaf(); }
+bool is_underscore(const IntTuple& t) {
+  return t.is_underscore_leaf();
+}
 
 bool has_underscore(const IntTuple& t) {
   if (t.is_underscore_leaf()) return true;

@@ -66,8 +66,8 @@ Layout bw_coalesce(const Flat& f, std::int64_t front_shape, std::int64_t front_s
   for (std::size_t k = f.shape.size() - 1; k-- > 0;) {
     std::int64_t s = f.shape[k];
     std::int64_t d = f.stride[k];
-    if (s == 1) continue;                   // shape<I> == 1: skip it
-    if (ns.size() == 1 && ns[0] == 1) {     // replace our shape-1 with anything
+    if (s == 1) continue;                // shape<I> == 1: skip it
+    if (ns.size() == 1 && ns[0] == 1) {  // replace our shape-1 with anything
       ns[0] = s;
       nd[0] = d;
     } else if (mul_equals(s, d, nd[0])) {  // merge: s*d == front stride
@@ -102,7 +102,9 @@ std::int64_t ceil_div_int(std::int64_t a, std::int64_t b, const char* what) {
   return exact_div(checked_sub(checked_add(a, b, what), 1, what), b, what);
 }
 
-std::int64_t signum(std::int64_t x) { return (x > 0) - (x < 0); }
+std::int64_t signum(std::int64_t x) {
+  return (x > 0) - (x < 0);
+}
 
 // detail::composition_impl with rhs given by shape and stride.
 Layout composition_impl(const Layout& lhs, const IntTuple& rshape, const IntTuple& rstride) {
@@ -305,7 +307,8 @@ Layout by_mode(const Layout& a, const Tiler& b, const char* what, F&& f) {
 
 Layout::Layout() : shape_(1), stride_(0) {}
 
-Layout::Layout(IntTuple shape, IntTuple stride) : shape_(std::move(shape)), stride_(std::move(stride)) {
+Layout::Layout(IntTuple shape, IntTuple stride)
+    : shape_(std::move(shape)), stride_(std::move(stride)) {
   validate(shape_, stride_, shape_, stride_);
   (void)product(shape_);  // size must fit in int64
 }
@@ -395,7 +398,9 @@ Layout make_layout(std::vector<Layout> modes) {
   return Layout(IntTuple::tuple(std::move(s)), IntTuple::tuple(std::move(d)));
 }
 
-std::int64_t size(const Layout& l) { return product(l.shape()); }
+std::int64_t size(const Layout& l) {
+  return product(l.shape());
+}
 
 std::int64_t cosize(const Layout& l) {
   if (size(l) == 0) return 0;
@@ -413,11 +418,17 @@ std::int64_t cosize(const Layout& l) {
   return c;
 }
 
-std::size_t rank(const Layout& l) { return l.shape().rank(); }
+std::size_t rank(const Layout& l) {
+  return l.shape().rank();
+}
 
-int depth(const Layout& l) { return depth(l.shape()); }
+int depth(const Layout& l) {
+  return depth(l.shape());
+}
 
-Layout flatten(const Layout& l) { return Layout(flatten(l.shape()), flatten(l.stride())); }
+Layout flatten(const Layout& l) {
+  return Layout(flatten(l.shape()), flatten(l.stride()));
+}
 
 // ---- coalesce / filter ----
 
@@ -480,7 +491,9 @@ Layout complement(const Layout& a, std::int64_t cotarget) {
   return complement_impl(a, IntTuple(cotarget));
 }
 
-Layout complement(const Layout& a) { return complement(a, cosize(filter(a))); }
+Layout complement(const Layout& a) {
+  return complement(a, cosize(filter(a)));
+}
 
 // ---- divides ----
 
@@ -498,7 +511,9 @@ Layout zipped_divide(const Layout& a, const Tiler& b) {
   return tile_unzip(logical_divide(a, b), b);
 }
 
-Layout tiled_divide(const Layout& a, const Tiler& b) { return unpack_mode1(zipped_divide(a, b)); }
+Layout tiled_divide(const Layout& a, const Tiler& b) {
+  return unpack_mode1(zipped_divide(a, b));
+}
 
 // ---- products ----
 
@@ -685,7 +700,9 @@ std::size_t hash_value(const Layout& l) {
 
 // ---- Tiler ----
 
-Tiler Tiler::none() { return Tiler(); }
+Tiler Tiler::none() {
+  return Tiler();
+}
 
 Tiler::Tiler(Layout layout) : kind_(Kind::kLayout), layout_(std::move(layout)) {}
 

@@ -10,8 +10,7 @@ namespace axe::cute {
 
 Swizzle::Swizzle(int b, int m, int s) : bits(b), base(m), shift(s) {
   auto params = [&] {
-    return "Swizzle<" + std::to_string(b) + "," + std::to_string(m) + "," + std::to_string(s) +
-           ">";
+    return "Swizzle<" + std::to_string(b) + "," + std::to_string(m) + "," + std::to_string(s) + ">";
   };
   if (b < 0) fail(params() + ": BBits must be non-negative");
   if (m < 0) fail(params() + ": MBase must be non-negative");
@@ -27,7 +26,9 @@ std::int64_t Swizzle::zzz_mask() const {
   return ((std::int64_t{1} << bits) - 1) << (base - std::min(0, shift));
 }
 
-std::int64_t Swizzle::size() const { return std::int64_t{1} << (bits + base + std::abs(shift)); }
+std::int64_t Swizzle::size() const {
+  return std::int64_t{1} << (bits + base + std::abs(shift));
+}
 
 std::int64_t Swizzle::operator()(std::int64_t x) const {
   if (x < 0) fail(to_string(*this) + ": negative offset " + std::to_string(x));
@@ -45,6 +46,8 @@ std::int64_t ComposedLayout::operator()(const IntTuple& coord) const {
   return swizzle(checked_add(offset, layout(coord), "ComposedLayout"));
 }
 
-std::int64_t size(const ComposedLayout& c) { return size(c.layout); }
+std::int64_t size(const ComposedLayout& c) {
+  return size(c.layout);
+}
 
 }  // namespace axe::cute

@@ -253,7 +253,9 @@ IntTuple parse_coord(std::string_view text) {
   return t;
 }
 
-std::string to_string(const Layout& l) { return to_string(l.shape()) + ":" + to_string(l.stride()); }
+std::string to_string(const Layout& l) {
+  return to_string(l.shape()) + ":" + to_string(l.stride());
+}
 
 Layout parse_layout(std::string_view text) {
   Parser p(text);
@@ -318,10 +320,20 @@ ComposedLayout parse_composed_layout(std::string_view text) {
   return ComposedLayout(s, offset, std::move(l));
 }
 
-std::ostream& operator<<(std::ostream& os, const IntTuple& t) { return os << to_string(t); }
-std::ostream& operator<<(std::ostream& os, const Layout& l) { return os << to_string(l); }
-std::ostream& operator<<(std::ostream& os, const Tiler& t) { return os << to_string(t); }
-std::ostream& operator<<(std::ostream& os, const Swizzle& s) { return os << to_string(s); }
-std::ostream& operator<<(std::ostream& os, const ComposedLayout& c) { return os << to_string(c); }
+std::ostream& operator<<(std::ostream& os, const IntTuple& t) {
+  return os << to_string(t);
+}
+std::ostream& operator<<(std::ostream& os, const Layout& l) {
+  return os << to_string(l);
+}
+std::ostream& operator<<(std::ostream& os, const Tiler& t) {
+  return os << to_string(t);
+}
+std::ostream& operator<<(std::ostream& os, const Swizzle& s) {
+  return os << to_string(s);
+}
+std::ostream& operator<<(std::ostream& os, const ComposedLayout& c) {
+  return os << to_string(c);
+}
 
 }  // namespace axe::cute

@@ -9,8 +9,12 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
-IntTuple T(std::string_view s) { return parse_int_tuple(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
+IntTuple T(std::string_view s) {
+  return parse_int_tuple(s);
+}
 
 // A random layout, sometimes with one negative stride.
 Layout random_signed_layout(std::mt19937_64& rng) {
@@ -39,8 +43,7 @@ TEST(Coalesce, ByProfileExamples) {
   EXPECT_EQ(coalesce(L("(2,(1,6)):(1,(6,2))"), T("(1,1)")), L("(2,6):(1,2)"));
   EXPECT_EQ(coalesce(L("(3,(2,3)):(3,(12,1))"), T("(1,(1,1))")), L("(3,(2,3)):(3,(12,1))"));
   // Modes beyond the profile are kept untouched.
-  EXPECT_EQ(coalesce(L("((2,4),(3,5)):((1,2),(8,24))"), T("(1)")),
-            L("(8,(3,5)):(1,(8,24))"));
+  EXPECT_EQ(coalesce(L("((2,4),(3,5)):((1,2),(8,24))"), T("(1)")), L("(8,(3,5)):(1,(8,24))"));
   // An integer profile coalesces the whole layout.
   EXPECT_EQ(coalesce(L("((2,4),(3,5)):((1,2),(8,24))"), T("7")), L("120:1"));
   EXPECT_THROW(coalesce(L("(2,3):(1,2)"), T("(1,1,1)")), Error);
@@ -80,8 +83,8 @@ TEST(Coalesce, ByProfilePreservesFunction) {
   for (int t = 0; t < 2000; ++t) {
     Layout l = random_signed_layout(rng);
     if (!l.shape().is_tuple()) continue;
-    std::size_t r = static_cast<std::size_t>(
-        testing::uniform(rng, 1, static_cast<std::int64_t>(rank(l))));
+    std::size_t r =
+        static_cast<std::size_t>(testing::uniform(rng, 1, static_cast<std::int64_t>(rank(l))));
     std::vector<IntTuple> prof(r, IntTuple(1));
     Layout c = coalesce(l, IntTuple::tuple(prof));
     ASSERT_EQ(rank(c), rank(l));

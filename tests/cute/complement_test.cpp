@@ -11,13 +11,15 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
 
 // CuTe's test_complement: the post-conditions of complement(a, cotarget).
 void test_complement(const Layout& a, std::int64_t cotarget) {
   Layout r = complement(a, cotarget);
-  SCOPED_TRACE("complement(" + to_string(a) + ", " + std::to_string(cotarget) + ") = " +
-               to_string(r));
+  SCOPED_TRACE("complement(" + to_string(a) + ", " + std::to_string(cotarget) +
+               ") = " + to_string(r));
   ASSERT_GT(size(r), 0);
   for (const IntTuple& e : flatten_leaves(r.shape())) ASSERT_NE(e.value(), 0);
   ASSERT_GE(cosize(make_layout({a, r})), cotarget);
@@ -40,9 +42,9 @@ TEST(Complement, Examples) {
 }
 
 TEST(Complement, DefaultCotargetIsCosizeOfFilter) {
-  EXPECT_EQ(complement(L("4:2")), L("2:1"));                 // cosize 7: only the gaps
-  EXPECT_EQ(complement(L("(2,2):(1,6)")), L("3:2"));         // cosize 8
-  EXPECT_EQ(complement(L("(3,4):(1,3)")), L("1:0"));         // nothing missing
+  EXPECT_EQ(complement(L("4:2")), L("2:1"));          // cosize 7: only the gaps
+  EXPECT_EQ(complement(L("(2,2):(1,6)")), L("3:2"));  // cosize 8
+  EXPECT_EQ(complement(L("(3,4):(1,3)")), L("1:0"));  // nothing missing
   EXPECT_EQ(complement(L("(2,3):(0,2)")), complement(L("3:2"), 5));
 }
 

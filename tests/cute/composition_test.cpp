@@ -9,7 +9,9 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
 
 // CuTe-style checker: the post-conditions of composition.
 void test_composition(const Layout& a, const Layout& b) {

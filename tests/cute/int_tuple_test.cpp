@@ -9,7 +9,9 @@
 namespace axe::cute {
 namespace {
 
-IntTuple T(std::string_view s) { return parse_int_tuple(s); }
+IntTuple T(std::string_view s) {
+  return parse_int_tuple(s);
+}
 
 TEST(IntTuple, LeafAndTupleAreDistinct) {
   IntTuple four = 4;

@@ -9,7 +9,9 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
 
 TEST(RightInverse, Examples) {
   EXPECT_EQ(right_inverse(L("(2,(2,2)):(4,(2,1))")), L("(2,2,2):(4,2,1)"));

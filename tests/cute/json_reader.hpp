@@ -188,14 +188,30 @@ class Reader {
       if (p_ >= s_.size()) error("an escape");
       char e = s_[p_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           if (p_ + 4 > s_.size()) error("4 hex digits");
           unsigned code = std::stoul(std::string(s_.substr(p_, 4)), nullptr, 16);
@@ -213,7 +229,8 @@ class Reader {
           }
           break;
         }
-        default: error("a valid escape");
+        default:
+          error("a valid escape");
       }
     }
     return out;
@@ -269,7 +286,9 @@ class Reader {
   std::size_t p_ = 0;
 };
 
-inline Value parse(std::string_view text) { return Reader(text).parse(); }
+inline Value parse(std::string_view text) {
+  return Reader(text).parse();
+}
 
 inline Value parse_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -10,8 +10,12 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
-IntTuple T(std::string_view s) { return parse_int_tuple(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
+IntTuple T(std::string_view s) {
+  return parse_int_tuple(s);
+}
 
 TEST(Layout, EvaluatesColexicographically) {
   Layout l = L("(2,(2,2)):(1,(2,4))");
@@ -20,8 +24,8 @@ TEST(Layout, EvaluatesColexicographically) {
   std::vector<std::int64_t> want{0, 3, 1, 4, 2, 5};
   for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(r(i), want[i]);
   EXPECT_EQ(r(T("(1,2)")), 5);
-  EXPECT_EQ(l(T("(1,2)")), 5);        // per-mode 1-D
-  EXPECT_EQ(l(T("(1,(0,1))")), 5);    // natural
+  EXPECT_EQ(l(T("(1,2)")), 5);      // per-mode 1-D
+  EXPECT_EQ(l(T("(1,(0,1))")), 5);  // natural
 }
 
 TEST(Layout, LastModeAbsorbsExcess) {
@@ -87,17 +91,17 @@ TEST(Layout, RejectsInvalidConstruction) {
 TEST(Layout, RejectsOutOfRangeCoordinates) {
   Layout l = L("(2,(2,2)):(1,(2,4))");
   EXPECT_THROW(l(-1), Error);
-  EXPECT_THROW(l(T("(2,0)")), Error);        // mode 0 has extent 2
-  EXPECT_THROW(l(T("(0,4)")), Error);        // mode 1 has size 4
+  EXPECT_THROW(l(T("(2,0)")), Error);  // mode 0 has extent 2
+  EXPECT_THROW(l(T("(0,4)")), Error);  // mode 1 has size 4
   EXPECT_THROW(l(T("(0,(0,2))")), Error);
-  EXPECT_THROW(l(T("(0,1,1)")), Error);      // wrong rank
+  EXPECT_THROW(l(T("(0,1,1)")), Error);  // wrong rank
   EXPECT_THROW(l(parse_coord("(0,_)")), Error);
   EXPECT_THROW(L("(0,2):(1,1)")(1), Error);  // splitting an index over a zero-size mode
 }
 
 TEST(Layout, OverflowIsAnError) {
   EXPECT_THROW(Layout(T("(4294967296,4294967296)"), T("(1,0)")), Error);  // size
-  Layout big = L("(2,2305843009213693952):(4611686018427387904,4)");  // size 2^62 fits
+  Layout big = L("(2,2305843009213693952):(4611686018427387904,4)");      // size 2^62 fits
   EXPECT_EQ(size(big), 4611686018427387904LL);
   EXPECT_THROW(cosize(big), Error);
   EXPECT_THROW(big(T("(1,2305843009213693951)")), Error);  // offset

@@ -11,8 +11,12 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
-Tiler Tl(std::string_view s) { return parse_tiler(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
+Tiler Tl(std::string_view s) {
+  return parse_tiler(s);
+}
 
 std::vector<std::int64_t> sorted_values(const Layout& l) {
   std::vector<std::int64_t> v;
@@ -87,11 +91,12 @@ TEST(LogicalDivide, ByModeTilerDividesEachMode) {
   for (int t = 0; t < 1000; ++t) {
     Layout a = testing::random_layout(rng, testing::random_kind(rng), 2, 512);
     if (!a.shape().is_tuple()) continue;
-    std::size_t n = static_cast<std::size_t>(
-        testing::uniform(rng, 1, static_cast<std::int64_t>(rank(a))));
+    std::size_t n =
+        static_cast<std::size_t>(testing::uniform(rng, 1, static_cast<std::int64_t>(rank(a))));
     std::vector<Tiler> tiles;
     for (std::size_t k = 0; k < n; ++k) {
-      tiles.push_back(Tiler(testing::digit_tile(rng, make_layout(coalesce(a.mode(k)).shape()), false)));
+      tiles.push_back(
+          Tiler(testing::digit_tile(rng, make_layout(coalesce(a.mode(k)).shape()), false)));
     }
     Tiler tiler = Tiler::tuple(tiles);
     Layout r = logical_divide(a, tiler);

@@ -9,8 +9,12 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
-Tiler Tl(std::string_view s) { return parse_tiler(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
+Tiler Tl(std::string_view s) {
+  return parse_tiler(s);
+}
 
 TEST(LogicalProduct, Examples) {
   EXPECT_EQ(logical_product(L("2:1"), Tl("3:1")), L("(2,3):(1,2)"));
@@ -25,8 +29,7 @@ TEST(LogicalProduct, Examples) {
 TEST(ZippedTiledProduct, Examples) {
   EXPECT_EQ(zipped_product(L("(2,3):(1,2)"), Tl("<2:1,4:1>")),
             L("((2,3),(2,(2,2))):((1,2),(2,(1,6)))"));
-  EXPECT_EQ(tiled_product(L("(2,3):(1,2)"), Tl("<2:1,4:1>")),
-            L("((2,3),2,(2,2)):((1,2),2,(1,6))"));
+  EXPECT_EQ(tiled_product(L("(2,3):(1,2)"), Tl("<2:1,4:1>")), L("((2,3),2,(2,2)):((1,2),2,(1,6))"));
   // A rank-1 rest mode is kept (C++): ((2),(6)), where pycute unwraps to ((2),6).
   EXPECT_EQ(tiled_product(L("(2):(1)"), Tl("(6):(1)")), L("((2),(6)):((1),(2))"));
 }
@@ -43,7 +46,7 @@ TEST(BlockedRakedProduct, Examples) {
 
 TEST(LogicalProduct, Rejects) {
   EXPECT_THROW(logical_product(L("(2,3):(1,2)"), Tl("<2,3,4>")), Error);
-  EXPECT_THROW(logical_product(L("(2,2):(1,1)"), Tl("2:1")), Error);  // non-injective block
+  EXPECT_THROW(logical_product(L("(2,2):(1,1)"), Tl("2:1")), Error);        // non-injective block
   EXPECT_THROW(logical_product(L("(2,2):(1,2)"), Tl("<2:1,3:1>")), Error);  // shape divisibility
 }
 

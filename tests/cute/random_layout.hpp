@@ -15,11 +15,11 @@
 namespace axe::cute::testing {
 
 enum class StrideKind {
-  kColMajor,  // compact, leftmost fastest
-  kPermuted,  // compact, modes in a random order
-  kGapped,    // injective with padding between modes
-  kBroadcast, // compact with some stride-0 modes
-  kRandom,    // arbitrary non-negative strides (often non-injective)
+  kColMajor,   // compact, leftmost fastest
+  kPermuted,   // compact, modes in a random order
+  kGapped,     // injective with padding between modes
+  kBroadcast,  // compact with some stride-0 modes
+  kRandom,     // arbitrary non-negative strides (often non-injective)
 };
 
 inline std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {

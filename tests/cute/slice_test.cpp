@@ -9,8 +9,12 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
-IntTuple C(std::string_view s) { return parse_coord(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
+IntTuple C(std::string_view s) {
+  return parse_coord(s);
+}
 
 TEST(Slice, Examples) {
   EXPECT_EQ(slice(C("(_,1)"), L("(2,4):(1,2)")), L("(2):(1)"));
@@ -25,16 +29,17 @@ TEST(Slice, Examples) {
   EXPECT_EQ(slice_offset(C("(_,5)"), L("(3,(2,4)):(1,(3,6))")), 3 + 12);
   EXPECT_EQ(slice(C("_"), L("(2,4):(1,2)")), L("(2,4):(1,2)"));
   EXPECT_EQ(slice_offset(C("_"), L("(2,4):(1,2)")), 0);
-  EXPECT_EQ(slice(C("(_,_)"), L("((2,3),(5,7)):((1,2),(6,30))")), L("((2,3),(5,7)):((1,2),(6,30))"));
+  EXPECT_EQ(slice(C("(_,_)"), L("((2,3),(5,7)):((1,2),(6,30))")),
+            L("((2,3),(5,7)):((1,2),(6,30))"));
   EXPECT_EQ(slice_offset(C("(1,3)"), L("(2,4):(1,2)")), 7);
 }
 
 TEST(Slice, RejectsBadCoordinates) {
-  EXPECT_THROW(slice(C("(_,4)"), L("(2,4):(1,2)")), Error);    // out of range
+  EXPECT_THROW(slice(C("(_,4)"), L("(2,4):(1,2)")), Error);  // out of range
   EXPECT_THROW(slice(C("(_,-1)"), L("(2,4):(1,2)")), Error);
   EXPECT_THROW(slice(C("(_,1,1)"), L("(2,4):(1,2)")), Error);  // rank mismatch
   EXPECT_THROW(slice(C("((_,1),1)"), L("(2,4):(1,2)")), Error);
-  EXPECT_THROW(slice(C("3"), L("(2,4):(1,2)")), Error);        // no "_"
+  EXPECT_THROW(slice(C("3"), L("(2,4):(1,2)")), Error);  // no "_"
   EXPECT_THROW(slice_offset(C("(_,9)"), L("(2,4):(1,2)")), Error);
 }
 

@@ -16,11 +16,11 @@ TEST(Swizzle, MasksAndValues) {
   EXPECT_EQ(s.yyy_mask(), 896);  // 0b111 << 7
   EXPECT_EQ(s.zzz_mask(), 112);  // 0b111 << 4
   EXPECT_EQ(s.size(), 1024);
-  EXPECT_EQ(s(128), 144);        // bit 7 -> bit 4
-  EXPECT_EQ(s(15), 15);          // below the base: untouched
+  EXPECT_EQ(s(128), 144);  // bit 7 -> bit 4
+  EXPECT_EQ(s(15), 15);    // below the base: untouched
   EXPECT_EQ(to_string(s), "Sw<3,4,3>");
   EXPECT_EQ(to_pycute_string(s), "SW_3_4_3");
-  Swizzle left(2, 1, -3);        // a negative shift moves YYY left
+  Swizzle left(2, 1, -3);  // a negative shift moves YYY left
   EXPECT_EQ(left.yyy_mask(), 6);
   EXPECT_EQ(left.zzz_mask(), 48);
   EXPECT_EQ(left(2), 2 ^ 16);
@@ -28,7 +28,7 @@ TEST(Swizzle, MasksAndValues) {
 }
 
 TEST(Swizzle, RejectsInvalidParameters) {
-  EXPECT_THROW(Swizzle(3, 0, 2), Error);   // |S| < B
+  EXPECT_THROW(Swizzle(3, 0, 2), Error);  // |S| < B
   EXPECT_THROW(Swizzle(-1, 4, 3), Error);
   EXPECT_THROW(Swizzle(1, -1, 1), Error);
   EXPECT_THROW(Swizzle(30, 30, 30), Error);  // masks beyond 62 bits

@@ -35,8 +35,8 @@ TEST(Text, PrintsLikeCuTe) {
 }
 
 TEST(Text, TilerRoundTrips) {
-  for (std::string s : {"<8:1,_>", "<_,4:1>", "<<2:1,_>,4:1>", "(2,2):(1,4)", "_", "8", "<3,8>",
-                        "<1:1,2>"}) {
+  for (std::string s :
+       {"<8:1,_>", "<_,4:1>", "<<2:1,_>,4:1>", "(2,2):(1,4)", "_", "8", "<3,8>", "<1:1,2>"}) {
     EXPECT_EQ(to_string(parse_tiler(s)), s);
   }
   Tiler t = parse_tiler("<8,(2,2):(1,4),_>");

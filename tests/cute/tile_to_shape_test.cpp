@@ -9,8 +9,12 @@
 namespace axe::cute {
 namespace {
 
-Layout L(std::string_view s) { return parse_layout(s); }
-IntTuple T(std::string_view s) { return parse_int_tuple(s); }
+Layout L(std::string_view s) {
+  return parse_layout(s);
+}
+IntTuple T(std::string_view s) {
+  return parse_int_tuple(s);
+}
 
 TEST(TileToShape, Examples) {
   EXPECT_EQ(tile_to_shape(L("(2,2):(1,2)"), T("(4,6)")), L("((2,2),(2,3)):((1,4),(2,8))"));
@@ -20,7 +24,7 @@ TEST(TileToShape, Examples) {
 }
 
 TEST(TileToShape, Rejects) {
-  EXPECT_THROW(tile_to_shape(L("(3,2):(1,3)"), T("(4,6)")), Error);  // 3 does not divide 4
+  EXPECT_THROW(tile_to_shape(L("(3,2):(1,3)"), T("(4,6)")), Error);      // 3 does not divide 4
   EXPECT_THROW(tile_to_shape(L("(2,2,2):(1,2,4)"), T("(4,6)")), Error);  // rank too large
   EXPECT_THROW(tile_to_shape(L("(0,2):(1,1)"), T("(4,6)")), Error);
 }
