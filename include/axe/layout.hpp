@@ -70,9 +70,9 @@ std::int64_t size(const Layout& l);
 // for non-negative strides. 0 for a layout of size 0. cosize((4,2):(2,1)) == 8.
 // Throws axe::Error on 64-bit overflow.
 std::int64_t cosize(const Layout& l);
-// Number of top-level modes (1 for an int shape).
+// Number of top-level modes (1 for an int shape): rank(((2,3),4):((1,2),6)) == 2.
 std::size_t rank(const Layout& l);
-// depth(shape): 0 for an int shape, 1 for a flat tuple, ...
+// depth(shape): 0 for an int shape, 1 for a flat tuple; depth(((2,3),4):((1,2),6)) == 2.
 int depth(const Layout& l);
 
 // "((2,3),4):((1,2),6)", "4:1", "(4):(1)": CuTe's text form.
@@ -175,14 +175,19 @@ Layout logical_divide(const Layout& a, const Tiler& b);
 // zipped_divide: ((tiles...),(rests..., untiled modes...)). zipped_divide((4,6):(1,4), <2:1,3:1>)
 // == ((2,3),(2,2)):((1,4),(2,12)).
 Layout zipped_divide(const Layout& a, const Tiler& b);
-// tiled_divide: ((tiles...), rests..., untiled modes...); a rank-1 rest mode is kept as is.
+// tiled_divide: ((tiles...), rests..., untiled modes...); a rank-1 rest mode is kept as is (C++;
+// pycute unwraps it). tiled_divide((4,6):(1,4), <2:1,3:1>) == ((2,3),2,2):((1,4),2,12).
 Layout tiled_divide(const Layout& a, const Tiler& b);
 
 // logical_product(A, B) = (A, complement(A, size(A)*cosize(B)) o B) for a layout B; by mode for a
 // tuple tiler; A for "_". @post rank == 2, R.mode(0) == A, compatible(B, R.mode(1)).
 // Example: logical_product(2:1, 3:1) == (2,3):(1,2).
 Layout logical_product(const Layout& a, const Tiler& b);
+// zipped_product: ((blocks...),(products..., untiled modes...)), the tile_unzip of the logical
+// product. zipped_product((2,3):(1,2), <2:1,4:1>) == ((2,3),(2,(2,2))):((1,2),(2,(1,6))).
 Layout zipped_product(const Layout& a, const Tiler& b);
+// tiled_product: ((blocks...), products..., untiled modes...); a rank-1 product mode is kept.
+// tiled_product((2,3):(1,2), <2:1,4:1>) == ((2,3),2,(2,2)):((1,2),2,(1,6)).
 Layout tiled_product(const Layout& a, const Tiler& b);
 // blocked_product(A, B): pad both to the common rank R with 1:0 modes, take the logical product
 // and zip (A_i, B_i), an int counting as a rank-1 tuple (the reference vectors' rule; C++'s
@@ -204,7 +209,8 @@ Layout raked_product(const Layout& a, const Tiler& b);
 // (2,2,2):(4,2,1); right_inverse(4:2) == 1:0.
 Layout right_inverse(const Layout& l);
 // The left (quasi-)inverse (C++ CuTe).
-// @post R(l(i)) == i for i < size(l) when l is injective; l(R(l(i))) == l(i) in general.
+// @post R(l(i)) == i for i < size(l) when l is injective; l(R(l(i))) == l(i) when l is injective
+// up to stride-0 modes. (Not for every non-injective l: (6,4,5):(23,23,1) gives (23,4):(24,6).)
 // Throws axe::Error "Left inverse divisibility condition" where C++ would, and for negative
 // strides. Example: left_inverse(8:2) == (2,8):(0,1).
 Layout left_inverse(const Layout& l);

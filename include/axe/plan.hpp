@@ -123,7 +123,7 @@ class CostModel {
     double alpha = 0;  // s
     double beta = 0;   // s / byte
   };
-  CostModel();  // defaults: 10 us + 1/(20 GB/s) per collective, 5 us + 1/(20 GB/s) per message
+  CostModel();  // defaults: 10 us + 1/(20 GB/s) per collective and per message
   Coeffs coeffs(StepKind kind, const std::vector<Axis>& axes) const;
   void set(StepKind kind, Coeffs c, std::vector<Axis> axes = {});
   double local_beta = 1.0 / 200e9;

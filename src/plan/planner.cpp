@@ -79,8 +79,8 @@ CostModel::CostModel() {
   for (auto k : {StepKind::AllGather, StepKind::ReduceScatter, StepKind::AllReduce, StepKind::AllToAll,
                  StepKind::Broadcast})
     table_[{k, {}}] = {10e-6, 1.0 / 20e9};
-  table_[{StepKind::Permute, {}}] = {5e-6, 1.0 / 20e9};
-  table_[{StepKind::SendRecv, {}}] = {5e-6, 1.0 / 20e9};
+  table_[{StepKind::Permute, {}}] = {10e-6, 1.0 / 20e9};
+  table_[{StepKind::SendRecv, {}}] = {10e-6, 1.0 / 20e9};
   table_[{StepKind::LocalCopy, {}}] = {0.0, 1.0 / 200e9};
 }
 
@@ -228,7 +228,12 @@ Sharding intermediate(const Sharding& s, const Sharding& t, const std::vector<Ax
 bool same_dim_order(const Sharding& s, const Sharding& t, std::size_t a) {
   const auto& sp = s.per_axis[a];
   if (sp.kind != K::Shard) return true;
-  return s.dim_axes[static_cast<std::size_t>(sp.dim)] == t.dim_axes[static_cast<std::size_t>(sp.dim)];
+  // The axis picks the same block when the axes before it (and it) split the dim alike.
+  const auto& x = s.dim_axes[static_cast<std::size_t>(sp.dim)];
+  const auto& y = t.dim_axes[static_cast<std::size_t>(sp.dim)];
+  auto ix = std::find(x.begin(), x.end(), a), iy = std::find(y.begin(), y.end(), a);
+  if (iy == y.end()) return false;
+  return ix - x.begin() == iy - y.begin() && std::equal(x.begin(), ix, y.begin());
 }
 
 // Does the step from p.src to p.dst keep every element's coordinates on the axes outside `in`?
@@ -312,7 +317,15 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
         any = any || !e.sends.empty() || !e.recvs.empty();
         one_peer = one_peer && e.sends.size() <= 1 && e.recvs.size() <= 1;
       }
-      kind = !any ? StepKind::LocalCopy : one_peer && from.mesh() == st.to.mesh() ? StepKind::Permute : StepKind::SendRecv;
+      const bool reduces = pp->partial == internal::PartialMode::Reduce && !pp->reduced.empty();
+      kind = !any ? StepKind::LocalCopy
+             : one_peer && !reduces && from.mesh() == st.to.mesh() ? StepKind::Permute
+                                                                   : StepKind::SendRecv;
+    } else if (kind == StepKind::AllToAll && group_size(from.mesh(), st.axes) > 2) {
+      // An all-to-all where every rank talks to at most one peer is a permute.
+      bool one_peer = true;
+      for (const auto& e : ex) one_peer = one_peer && e.sends.size() <= 1 && e.recvs.size() <= 1;
+      if (one_peer) kind = StepKind::Permute;
     } else if (kind == StepKind::LocalCopy) {
       for (const auto& e : ex)
         if (!e.sends.empty() || !e.recvs.empty()) return std::nullopt;
@@ -386,9 +399,13 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
     auto s = build(req, {direct}, cm, pair_cache, refs);
     cands.push_back(std::move(*s));
   }
+  // The direct exchange (last) must beat the collectives by 10%: tuned collectives on a
+  // sub-communicator usually beat the model's grouped send/recv at equal bytes.
   std::size_t best = 0;
-  for (std::size_t i = 1; i < cands.size(); ++i)
-    if (cands[i].cost < cands[best].cost * (1 - 1e-9)) best = i;
+  for (std::size_t i = 1; i < cands.size(); ++i) {
+    double margin = i + 1 == cands.size() && cands.size() > 1 ? 0.9 : 1 - 1e-9;
+    if (cands[i].cost < cands[best].cost * margin) best = i;
+  }
   Strategy out = std::move(cands[best]);
   std::string key = to_string(req.from) + " -> " + to_string(req.to);
   auto& dp = pair_cache[key];
