@@ -79,6 +79,8 @@ const std::vector<JsonCase> kCases = {
     {{"cute", "eval", "Sw<3,3,3> o 0 o (8,64):(64,1)"}, {"result", "size", "values"}},
     {{"cute", "swizzle", "3", "4", "3"}, {"result", "size", "offsets", "values"}},
     {{"cute", "swizzle", "3", "3", "3", "(8,64):(64,1)"}, {"result", "size", "values"}},
+    {{"convert", "--from-cute", "(8,16):(16,1)"}, {"result"}},
+    {{"convert", "--to-cute", "S[(8,16):(16,1)]", "--order", "linear"}, {"result"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(EverySubcommand, JsonOutput, ::testing::ValuesIn(kCases));
@@ -96,6 +98,7 @@ TEST(ErrorConvention, EveryCommandReportsBadInput) {
   expect_error({"storage", "S[8:1] + "}, "position");
   expect_error({"validate", "S[8:1]", "--mesh", "gpu=two"}, "expected an integer");
   expect_error({"cute", "eval", "(2,3):(1,2"}, "position");
+  expect_error({"convert", "--to-cute", "S[8:1"}, "position");
   expect_error({"nonsense"}, "unknown command 'nonsense'");
 }
 
@@ -112,7 +115,7 @@ TEST(Help, ListsEverySubcommand) {
   auto r = axe({"help"});
   EXPECT_EQ(r.status, 0);
   for (const char* c : {"eval", "backward", "canon", "span", "group", "tile", "slice", "storage",
-                        "validate", "cute OP", "composition", "swizzle"}) {
+                        "validate", "cute OP", "composition", "swizzle", "convert"}) {
     EXPECT_NE(r.out.find(c), std::string::npos) << "help lacks " << c << "\n" << r.out;
   }
   auto none = axe({});
