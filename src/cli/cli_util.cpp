@@ -8,7 +8,9 @@
 namespace axe::cli::util {
 namespace {
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string quoted(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
 
 // Splits on ',' keeping empty items (so "8,,16" is reported, not silently read as "8,16").
 std::vector<std::string_view> split(std::string_view text, char sep) {
@@ -16,8 +18,8 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   std::size_t pos = 0;
   while (true) {
     std::size_t end = text.find(sep, pos);
-    items.push_back(text.substr(pos, end == std::string_view::npos ? std::string_view::npos
-                                                                    : end - pos));
+    items.push_back(
+        text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
     if (end == std::string_view::npos) break;
     pos = end + 1;
   }
@@ -140,6 +142,8 @@ void expect_positional(const Args& args, std::size_t lo, std::size_t hi, std::st
   }
 }
 
-std::size_t digits(std::int64_t v) { return std::to_string(v).size(); }
+std::size_t digits(std::int64_t v) {
+  return std::to_string(v).size();
+}
 
 }  // namespace axe::cli::util

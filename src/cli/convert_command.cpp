@@ -27,17 +27,18 @@ IndexOrder parse_order(const Args& args) {
 }
 
 int run_convert(const Args& args, std::ostream& out) {
-  if (!args.positional.empty()) fail(std::string("unexpected argument '") + args.positional[0] +
-                                     "'; usage: axe " + kConvertUsage);
+  if (!args.positional.empty())
+    fail(std::string("unexpected argument '") + args.positional[0] + "'; usage: axe " +
+         kConvertUsage);
   std::string result;
   if (args.has("from-cute") == args.has("to-cute")) {
-    fail(std::string("give exactly one of --from-cute and --to-cute; usage: axe ") +
-         kConvertUsage);
+    fail(std::string("give exactly one of --from-cute and --to-cute; usage: axe ") + kConvertUsage);
   }
   if (args.has("from-cute")) {
     args.allow_only({"from-cute", "order", "axis"});
     Axis axis = args.has("axis") ? Axis(args.get("axis")) : Axis::memory();
-    result = to_string(from_cute(cute::parse_layout(args.get("from-cute")), parse_order(args), axis));
+    result =
+        to_string(from_cute(cute::parse_layout(args.get("from-cute")), parse_order(args), axis));
   } else {
     args.allow_only({"to-cute", "order", "shape"});
     AxeLayout l = parse_axe_layout(args.get("to-cute"));

@@ -75,9 +75,9 @@ Evaluable evaluable(const cute::ComposedLayout& c) {
 
 void print_json(std::ostream& out, const Evaluable& e, const std::string& extra = "") {
   std::int64_t n = std::min(e.size, util::kMaxListed);
-  out << "{\"result\": " << json_string(e.text) << ", \"size\": " << e.size << ", \"cosize\": "
-      << (e.cosize ? std::to_string(*e.cosize) : "null") << ", \"rank\": " << e.rank
-      << ", \"depth\": " << e.depth << ", \"values\": [";
+  out << "{\"result\": " << json_string(e.text) << ", \"size\": " << e.size
+      << ", \"cosize\": " << (e.cosize ? std::to_string(*e.cosize) : "null")
+      << ", \"rank\": " << e.rank << ", \"depth\": " << e.depth << ", \"values\": [";
   for (std::int64_t i = 0; i < n; ++i) out << (i ? ", " : "") << e.at(i);
   out << "], \"values_complete\": " << (n == e.size ? "true" : "false") << extra << "}\n";
 }
@@ -160,14 +160,18 @@ struct BinaryOp {
   Binary fn;
 };
 
-Layout do_composition(const Layout& a, const cute::Tiler& b) { return cute::composition(a, b); }
+Layout do_composition(const Layout& a, const cute::Tiler& b) {
+  return cute::composition(a, b);
+}
 Layout do_logical_divide(const Layout& a, const cute::Tiler& b) {
   return cute::logical_divide(a, b);
 }
 Layout do_zipped_divide(const Layout& a, const cute::Tiler& b) {
   return cute::zipped_divide(a, b);
 }
-Layout do_tiled_divide(const Layout& a, const cute::Tiler& b) { return cute::tiled_divide(a, b); }
+Layout do_tiled_divide(const Layout& a, const cute::Tiler& b) {
+  return cute::tiled_divide(a, b);
+}
 Layout do_logical_product(const Layout& a, const cute::Tiler& b) {
   return cute::logical_product(a, b);
 }
@@ -202,13 +206,14 @@ void expect_operands(const Args& args, std::size_t lo, std::size_t hi, const std
 
 int run_swizzle(const Args& args, std::ostream& out) {
   const auto& p = args.positional;
-  if (p.size() < 4) fail("cute swizzle: missing operands; usage: axe cute swizzle B M S [OFFSET...]");
+  if (p.size() < 4)
+    fail("cute swizzle: missing operands; usage: axe cute swizzle B M S [OFFSET...]");
   auto bits = util::parse_int(p[1], "swizzle B");
   auto base = util::parse_int(p[2], "swizzle M");
   auto shift = util::parse_int(p[3], "swizzle S");
   auto narrow = [](std::int64_t v, const char* what) {
-    if (v < -64 || v > 64) fail(std::string("swizzle ") + what + " = " + std::to_string(v) +
-                                " is out of range");
+    if (v < -64 || v > 64)
+      fail(std::string("swizzle ") + what + " = " + std::to_string(v) + " is out of range");
     return static_cast<int>(v);
   };
   cute::Swizzle sw(narrow(bits, "B"), narrow(base, "M"), narrow(shift, "S"));
@@ -278,8 +283,9 @@ int run_cute(const Args& args, std::ostream& out) {
   if (op == "coalesce") {
     expect_operands(args, 1, 2, "coalesce A [PROFILE]");
     Layout a = layout_operand(p[1]);
-    print_result(args, out,
-                 p.size() == 3 ? cute::coalesce(a, cute::parse_int_tuple(p[2])) : cute::coalesce(a));
+    print_result(
+        args, out,
+        p.size() == 3 ? cute::coalesce(a, cute::parse_int_tuple(p[2])) : cute::coalesce(a));
     return 0;
   }
   if (op == "right_inverse" || op == "left_inverse" || op == "filter" || op == "flatten") {
@@ -294,8 +300,7 @@ int run_cute(const Args& args, std::ostream& out) {
   }
   if (op == "tile_to_shape") {
     expect_operands(args, 2, 2, "tile_to_shape A SHAPE");
-    print_result(args, out,
-                 cute::tile_to_shape(layout_operand(p[1]), cute::parse_int_tuple(p[2])));
+    print_result(args, out, cute::tile_to_shape(layout_operand(p[1]), cute::parse_int_tuple(p[2])));
     return 0;
   }
   if (op == "slice") {
@@ -313,8 +318,8 @@ int run_cute(const Args& args, std::ostream& out) {
   }
   if (op == "eval") {
     expect_operands(args, 1, 1, "eval A");
-    Evaluable e = looks_composed(p[1]) ? evaluable(composed_operand(p[1]))
-                                       : evaluable(layout_operand(p[1]));
+    Evaluable e =
+        looks_composed(p[1]) ? evaluable(composed_operand(p[1])) : evaluable(layout_operand(p[1]));
     if (args.json) {
       print_json(out, e);
     } else {

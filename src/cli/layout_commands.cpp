@@ -167,7 +167,8 @@ int run_eval(const Args& args, std::ostream& out) {
   if (args.json) {
     out << "{\"layout\": " << json_string(to_string(l)) << ", \"shape\": " << json_array(shape)
         << ", \"axes\": [";
-    for (std::size_t k = 0; k < axes.size(); ++k) out << (k ? ", " : "") << json_string(axes[k].name());
+    for (std::size_t k = 0; k < axes.size(); ++k)
+      out << (k ? ", " : "") << json_string(axes[k].name());
     out << "], \"elements\": [";
     for (std::int64_t x = 0; x < l.size(); ++x) {
       auto j = placements_json(l.forward(x), axes);
@@ -237,7 +238,8 @@ int run_backward(const Args& args, std::ostream& out) {
   return 0;
 }
 
-// --- canon, span, storage -------------------------------------------------------------------------
+// --- canon, span, storage
+// -------------------------------------------------------------------------
 
 int run_canon(const Args& args, std::ostream& out) {
   args.allow_only({});
@@ -354,9 +356,8 @@ int run_slice(const Args& args, std::ostream& out) {
     pos = end + 1;
   }
   if (region.size() != shape.size()) {
-    fail("--region '" + text + "' has " + std::to_string(region.size()) +
-         " ranges but the shape " + tuple_text(shape) + " has rank " +
-         std::to_string(shape.size()));
+    fail("--region '" + text + "' has " + std::to_string(region.size()) + " ranges but the shape " +
+         tuple_text(shape) + " has rank " + std::to_string(shape.size()));
   }
   auto r = slice(l, shape, region);
   if (!r) {
@@ -405,8 +406,7 @@ const bool registered = [] {
   register_command({"canon", "canon LAYOUT", &run_canon});
   register_command({"span", "span LAYOUT", &run_span});
   register_command({"group", "group LAYOUT --shape S", &run_group});
-  register_command(
-      {"tile", "tile OUTER INNER --outer-shape A --inner-shape B", &run_tile});
+  register_command({"tile", "tile OUTER INNER --outer-shape A --inner-shape B", &run_tile});
   register_command({"slice", kSliceUsage, &run_slice});
   register_command({"storage", "storage LAYOUT", &run_storage});
   register_command({"validate", "validate LAYOUT [--mesh gpu=4,...]", &run_validate});

@@ -20,7 +20,8 @@ TEST(BackwardCli, InvertsForward_BothReplicas) {
 }
 
 TEST(BackwardCli, Json) {
-  auto r = axe({"backward", kTensorCore, "--shape", "8,16", "--at", "m=1,warp=10,lane=8", "--json"});
+  auto r =
+      axe({"backward", kTensorCore, "--shape", "8,16", "--at", "m=1,warp=10,lane=8", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   Json j = parse_json(r.out);
   EXPECT_TRUE(j["held"].boolean());

@@ -38,7 +38,8 @@ inline CommandResult axe(std::initializer_list<std::string_view> args) {
   return run_command(cmd);
 }
 
-// ---- a small strict JSON reader ------------------------------------------------------------------
+// ---- a small strict JSON reader
+// ------------------------------------------------------------------
 
 struct Json;
 using JsonArray = std::vector<Json>;
@@ -165,14 +166,30 @@ class JsonReader {
       if (i_ >= s_.size()) error("unterminated escape");
       char e = s_[i_++];
       switch (e) {
-        case '"': r += '"'; break;
-        case '\\': r += '\\'; break;
-        case '/': r += '/'; break;
-        case 'b': r += '\b'; break;
-        case 'f': r += '\f'; break;
-        case 'n': r += '\n'; break;
-        case 'r': r += '\r'; break;
-        case 't': r += '\t'; break;
+        case '"':
+          r += '"';
+          break;
+        case '\\':
+          r += '\\';
+          break;
+        case '/':
+          r += '/';
+          break;
+        case 'b':
+          r += '\b';
+          break;
+        case 'f':
+          r += '\f';
+          break;
+        case 'n':
+          r += '\n';
+          break;
+        case 'r':
+          r += '\r';
+          break;
+        case 't':
+          r += '\t';
+          break;
         case 'u': {
           if (i_ + 4 > s_.size()) error("short \\u escape");
           for (int k = 0; k < 4; ++k) {
@@ -182,7 +199,8 @@ class JsonReader {
           i_ += 4;
           break;
         }
-        default: error("bad escape");
+        default:
+          error("bad escape");
       }
     }
   }
@@ -230,8 +248,7 @@ inline Json parse_json(const std::string& text) {
 inline void expect_error(std::initializer_list<std::string_view> args, std::string_view needle) {
   auto r = axe(args);
   EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos)
-      << "stderr lacks '" << needle << "':\n" << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr lacks '" << needle << "':\n" << r.err;
   EXPECT_EQ(r.out, "") << "plain errors print nothing on stdout";
 
   std::vector<std::string_view> with_json(args);

@@ -44,7 +44,8 @@ TEST(ConvertCli, Errors) {
   expect_error({"convert", "--to-cute", "S[(2,8):(1@gpu,1)]"}, "no CuTe counterpart");
   expect_error({"convert", "--from-cute", "(0,2):(1,1)"}, "extent");
   expect_error({"convert", "--from-cute", "(8,16):(16,1"}, "position");
-  expect_error({"convert", "--from-cute", "8:1", "--order", "rowmajor"}, "'coordinate' or 'linear'");
+  expect_error({"convert", "--from-cute", "8:1", "--order", "rowmajor"},
+               "'coordinate' or 'linear'");
   expect_error({"convert"}, "exactly one of");
   expect_error({"convert", "--from-cute", "8:1", "--to-cute", "S[8:1]"}, "exactly one of");
 }

@@ -40,7 +40,8 @@ TEST_P(JsonOutput, IsOneValidObjectWithTheDocumentedKeys) {
 }
 
 const std::vector<JsonCase> kCases = {
-    {{"eval", kTensorCore, "--shape", "8,16", "--at", "2,9"}, {"at", "index", "coords", "replica", "term"}},
+    {{"eval", kTensorCore, "--shape", "8,16", "--at", "2,9"},
+     {"at", "index", "coords", "replica", "term"}},
     {{"eval", kTensorCore, "--shape", "8,16"}, {"layout", "shape", "axes", "elements"}},
     {{"eval", "S[(2,4,8):(1@gy,8,1)]", "--shape", "2,4,8"}, {"elements"}},
     {{"backward", kTensorCore, "--shape", "8,16", "--at", "lane=8,warp=6,m=1"},
@@ -59,7 +60,8 @@ const std::vector<JsonCase> kCases = {
     {{"cute", "composition", "(8,8):(8,1)", "3:3"}, {"result", "size", "values"}},
     {{"cute", "complement", "4:2"}, {"result", "size", "values"}},
     {{"cute", "complement", "4:1", "(6,16)"}, {"result", "size", "values"}},
-    {{"cute", "coalesce", "((2,3),4):((1,2),6)"}, {"result", "size", "cosize", "rank", "depth", "values", "values_complete"}},
+    {{"cute", "coalesce", "((2,3),4):((1,2),6)"},
+     {"result", "size", "cosize", "rank", "depth", "values", "values_complete"}},
     {{"cute", "coalesce", "(2,(1,6)):(1,(6,2))", "(1,1)"}, {"result", "values"}},
     {{"cute", "filter", "(2,4,3):(1,0,2)"}, {"result", "values"}},
     {{"cute", "flatten", "((2,3),4):((1,2),6)"}, {"result", "values"}},

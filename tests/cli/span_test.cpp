@@ -34,7 +34,9 @@ TEST(SpanCli, NegativeStrideCountsItsMagnitude) {
   EXPECT_EQ(r.out, "{m 10}\n");
 }
 
-TEST(SpanCli, Errors) { expect_error({"span", "S[4:1]", "--shape", "4"}, "unknown option"); }
+TEST(SpanCli, Errors) {
+  expect_error({"span", "S[4:1]", "--shape", "4"}, "unknown option");
+}
 
 }  // namespace
 }  // namespace axe::test::cli

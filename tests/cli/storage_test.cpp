@@ -14,7 +14,9 @@ TEST(StorageCli, DropsDeviceIters) {
   EXPECT_EQ(parse_json(r.out)["result"].str(), "S[(32,64):(64,1)]");
 }
 
-TEST(StorageCli, Errors) { expect_error({"storage", "S[(2,32):(1@gpu)]"}, "position"); }
+TEST(StorageCli, Errors) {
+  expect_error({"storage", "S[(2,32):(1@gpu)]"}, "position");
+}
 
 }  // namespace
 }  // namespace axe::test::cli

@@ -14,7 +14,11 @@ TEST(TileCli, PaperVectors_Canonical) {
   for (const Case& c : {
            Case{"S[8:1]", "8", "S[8:1]", "8", "S[64:1]", {64}},
            Case{"S[(8,8):(8,1)]", "8,8", "S[(2,4):(1,2)]", "2,4", "S[(8,2,32):(64,1,2)]", {16, 32}},
-           Case{"S[(8,8):(8,1)]", "8,8", "S[(2,3):(3,1)]", "2,3", "S[(8,2,8,3):(48,3,6,1)]",
+           Case{"S[(8,8):(8,1)]",
+                "8,8",
+                "S[(2,3):(3,1)]",
+                "2,3",
+                "S[(8,2,8,3):(48,3,6,1)]",
                 {16, 24}},
        }) {
     auto r = axe({"tile", c.outer, c.inner, "--outer-shape", c.outer_shape, "--inner-shape",
@@ -24,8 +28,8 @@ TEST(TileCli, PaperVectors_Canonical) {
     EXPECT_EQ(j["canonical"].str(), c.canonical) << c.outer << " x " << c.inner;
     EXPECT_EQ(j["shape"].ints(), c.shape);
     // The plain output is the layout itself, and it is equivalent to the canonical form.
-    auto plain = axe({"tile", c.outer, c.inner, "--outer-shape", c.outer_shape, "--inner-shape",
-                      c.inner_shape});
+    auto plain = axe(
+        {"tile", c.outer, c.inner, "--outer-shape", c.outer_shape, "--inner-shape", c.inner_shape});
     ASSERT_EQ(plain.status, 0) << plain.err;
     EXPECT_EQ(plain.out, j["result"].str() + "\n");
     auto canon = axe({"canon", j["result"].str()});

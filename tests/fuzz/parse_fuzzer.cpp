@@ -121,9 +121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       "cute::parse_composed_layout(to_string(c)) == c", input,
       [](std::string_view s) { return axe::cute::parse_composed_layout(s); },
       [](const axe::cute::ComposedLayout& c) { return axe::cute::to_string(c); },
-      [](const axe::cute::ComposedLayout& a, const axe::cute::ComposedLayout& b) {
-        return a == b;
-      },
+      [](const axe::cute::ComposedLayout& a, const axe::cute::ComposedLayout& b) { return a == b; },
       [](const axe::cute::ComposedLayout& c) {
         use_cute(c.layout);
         if (axe::cute::size(c) > 0) (void)c(0);
