@@ -258,11 +258,15 @@ bool group_local(const Pair& p, const std::vector<bool>& in) {
 }
 
 std::vector<std::int64_t> reference_ranks(const PlanRequest& r) {
+  // Small meshes: every rank (labels and costs exact); large: a few spread-out ranks.
   std::vector<std::int64_t> out;
   for (const Mesh* m : {&r.from.mesh(), &r.to.mesh()}) {
     const auto& rk = m->ranks();
-    out.push_back(rk.front());
-    out.push_back(rk.back());
+    if (rk.size() <= 64) {
+      out.insert(out.end(), rk.begin(), rk.end());
+    } else {
+      for (std::size_t i : {std::size_t{0}, std::size_t{1}, rk.size() / 2, rk.size() - 1}) out.push_back(rk[i]);
+    }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
