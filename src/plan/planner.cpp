@@ -258,11 +258,12 @@ bool group_local(const Pair& p, const std::vector<bool>& in) {
 }
 
 std::vector<std::int64_t> reference_ranks(const PlanRequest& r) {
-  // Small meshes: every rank (labels and costs exact); large: a few spread-out ranks.
+  // Small meshes (<= 16 ranks): every rank (labels and costs exact); larger: four spread-out
+  // ranks per mesh, so choosing costs O(ranks), not O(ranks^2).
   std::vector<std::int64_t> out;
   for (const Mesh* m : {&r.from.mesh(), &r.to.mesh()}) {
     const auto& rk = m->ranks();
-    if (rk.size() <= 64) {
+    if (rk.size() <= 16) {
       out.insert(out.end(), rk.begin(), rk.end());
     } else {
       for (std::size_t i : {std::size_t{0}, std::size_t{1}, rk.size() / 2, rk.size() - 1}) out.push_back(rk[i]);
@@ -296,9 +297,11 @@ std::int64_t group_size(const Mesh& m, const std::vector<Axis>& axes) {
   return g;
 }
 
+using ExCache = std::map<const Pair*, std::vector<internal::Exchange>>;
+
 std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& stages, const CostModel& cm,
                               std::map<std::string, std::shared_ptr<Pair>>& pair_cache,
-                              const std::vector<std::int64_t>& refs) {
+                              const std::vector<std::int64_t>& refs, ExCache& ex_cache) {
   Strategy s;
   s.layouts.push_back(req.from);
   const std::int64_t es = size_of(req.dtype);
@@ -313,8 +316,10 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
       for (Axis a : st.axes) in[*from.mesh().axis_index(a)] = true;
       if (!(from.mesh() == st.to.mesh()) || !group_local(*pp, in)) return std::nullopt;
     }
-    std::vector<internal::Exchange> ex;
-    for (auto r : refs) ex.push_back(internal::exchange(*pp, r));
+    auto& memo = ex_cache[pp.get()];
+    if (memo.empty())
+      for (auto r : refs) memo.push_back(internal::exchange(*pp, r));
+    const std::vector<internal::Exchange>& ex = memo;
     if (st.label_from_traffic) {
       bool any = false, one_peer = true;
       for (const auto& e : ex) {
@@ -348,6 +353,7 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
 Strategy choose(const PlanRequest& req, const CostModel& cm) {
   check_request(req);
   std::map<std::string, std::shared_ptr<Pair>> pair_cache;
+  ExCache ex_cache;
   const auto refs = reference_ranks(req);
   std::vector<Strategy> cands;
   const auto& fs = req.from.sharding();
@@ -380,7 +386,7 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
       }
       if (!stages.empty()) {
         stages.back().to = req.to;
-        if (auto s = build(req, stages, cm, pair_cache, refs)) cands.push_back(std::move(*s));
+        if (auto s = build(req, stages, cm, pair_cache, refs, ex_cache)) cands.push_back(std::move(*s));
       }
     }
     // Per axis, mesh order (DTensor).
@@ -394,13 +400,13 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
         }
       if (stages.size() > 1) {
         stages.back().to = req.to;
-        if (auto s = build(req, stages, cm, pair_cache, refs)) cands.push_back(std::move(*s));
+        if (auto s = build(req, stages, cm, pair_cache, refs, ex_cache)) cands.push_back(std::move(*s));
       }
     }
   }
   {
     Stage direct{req.to, StepKind::SendRecv, {}, true};
-    auto s = build(req, {direct}, cm, pair_cache, refs);
+    auto s = build(req, {direct}, cm, pair_cache, refs, ex_cache);
     cands.push_back(std::move(*s));
   }
   // The direct exchange (last) must beat the collectives by 10%: tuned collectives on a
@@ -425,9 +431,10 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
   rp.dtype = req.dtype;
   const std::int64_t es = size_of(req.dtype);
   for (const auto& l : s.layouts) rp.buffers.push_back(l.mesh().contains(rank) ? l.local_elements() : 0);
-  std::int64_t peak_pack = 0;
+  std::int64_t peak_pack = 0, direct_lb = -1;
   for (std::size_t i = 0; i < s.pairs.size(); ++i) {
     internal::Exchange ex = internal::exchange(*s.pairs[i], rank);
+    if (s.pairs[i] == s.direct) direct_lb = ex.lower_bound_elements;
     Step st;
     st.kind = s.kinds[i];
     st.axes = s.axes[i];
@@ -460,13 +467,7 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
   for (std::size_t i = 1; i + 1 < rp.buffers.size(); ++i) staging += rp.buffers[i] * es;
   rp.stats.staging_bytes = staging + peak_pack;
   // Lower bound: elements this rank needs that it does not (fully) hold, each at least once.
-  if (s.pairs.size() == 1 && s.pairs[0] == s.direct) {
-    // same exchange: recompute cheaply from the step
-    internal::Exchange ex = internal::exchange(*s.direct, rank);
-    rp.stats.lower_bound_bytes = ex.lower_bound_elements * es;
-  } else {
-    rp.stats.lower_bound_bytes = internal::exchange(*s.direct, rank).lower_bound_elements * es;
-  }
+  rp.stats.lower_bound_bytes = (direct_lb >= 0 ? direct_lb : internal::exchange(*s.direct, rank).lower_bound_elements) * es;
   return rp;
 }
 

@@ -1,0 +1,77 @@
+// Planning time of DTensor transitions on meshes up to 4096 ranks.
+//
+// For each (mesh, transition): the time one rank needs to plan its own part from scratch
+// (strategy choice + its exchange; what each process pays once), and the time of a cached
+// lookup. Usage: plan_bench [max_ranks=4096]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "axe/plan.hpp"
+
+using namespace axe;
+using Clock = std::chrono::steady_clock;
+
+int main(int argc, char** argv) {
+  const long max_ranks = argc > 1 ? std::atol(argv[1]) : 4096;
+  struct Case {
+    const char* name;
+    std::vector<AxisPlacement> from, to;
+    bool two_d;
+  };
+  const std::vector<Case> cases = {
+      {"S(0)->R", {Shard(0)}, {Replicate()}, false},
+      {"P->R", {Partial()}, {Replicate()}, false},
+      {"P->S(0)", {Partial()}, {Shard(0)}, false},
+      {"S(0)->S(1)", {Shard(0)}, {Shard(1)}, false},
+      {"R->S(0)", {Replicate()}, {Shard(0)}, false},
+      {"(S0,S1)->(R,R)", {Shard(0), Shard(1)}, {Replicate(), Replicate()}, true},
+      {"(S0,S1)->(S1,S0)", {Shard(0), Shard(1)}, {Shard(1), Shard(0)}, true},
+      {"(R,P)->(S0,S1)", {Replicate(), Partial()}, {Shard(0), Shard(1)}, true},
+      {"(S0,R)->(R,S0)", {Shard(0), Replicate()}, {Replicate(), Shard(0)}, true},
+  };
+  std::printf("%-18s %-14s %6s %14s %14s %14s %10s\n", "transition", "mesh", "ranks", "plan us/rank",
+              "max us/rank", "cached us", "steps");
+  for (long n = 8; n <= max_ranks; n *= 8) {
+    for (const auto& c : cases) {
+      std::string mesh_text;
+      if (c.two_d) {
+        long a = 1;
+        while (a * a < n) a *= 2;
+        mesh_text = "x=" + std::to_string(a) + ",y=" + std::to_string(n / a);
+      } else {
+        mesh_text = "gpu=" + std::to_string(n);
+      }
+      Mesh m = parse_mesh(mesh_text);
+      std::vector<std::int64_t> shape{8192, 8192};
+      PlanRequest r{shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(c.from)),
+                    shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(c.to)),
+                    DType::BF16};
+      // Uncached planning on a few ranks.
+      std::vector<std::int64_t> ranks{0, n / 3, n / 2, n - 1};
+      double total = 0, worst = 0;
+      std::size_t steps = 0;
+      for (auto rank : ranks) {
+        auto t0 = Clock::now();
+        RankPlan p = plan_rank(r, rank);
+        double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        total += us;
+        worst = std::max(worst, us);
+        steps = p.steps.size();
+      }
+      // Cached lookups.
+      clear_plan_cache();
+      (void)cached_plan_rank(r, 1);
+      const int reps = 2000;
+      auto t0 = Clock::now();
+      for (int i = 0; i < reps; ++i) (void)cached_plan_rank(r, 1);
+      double cached = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / reps;
+      std::printf("%-18s %-14s %6ld %14.1f %14.1f %14.2f %10zu\n", c.name, mesh_text.c_str(), n,
+                  total / static_cast<double>(ranks.size()), worst, cached, steps);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
