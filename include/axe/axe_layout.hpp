@@ -14,8 +14,11 @@
 //   (2,9) -> x = 41 -> digits (2,1,0,1) -> {lane 8, warp 6, m 1} and {lane 8, warp 10, m 1}
 //
 // Text form: `S[...]` first, then `R[...]`, `P[...]` or `P<max>[...]`, then offsets `k@axis`
-// (a bare integer is on `m`), joined by " + ". An iter list is `e:s` for one iter or
-// `(e0,e1,...):(s0,s1,...)`; a stride without `@axis` is on the memory axis `m`.
+// (a bare integer is on `m`), joined by " + ". An iter list is `e:s` for one iter,
+// `(e0,e1,...):(s0,s1,...)` for several and `():()` for none; a stride without `@axis` is on the
+// memory axis `m`. Printing writes `P[...]` for the sum reduction, `@m` never, and the offsets in
+// the order they were given (zeros included), so print(parse(s)) == s for printed text. Parsing
+// skips whitespace between tokens and also accepts `@m` and `P<sum>`.
 #pragma once
 
 #include <compare>
@@ -95,7 +98,9 @@ struct Preimage {
 class AxeLayout {
  public:
   AxeLayout() = default;  // empty D: one element, at the origin
-  // Validates: every extent > 0; size, spans and offsets fit in int64. Throws axe::Error.
+  // Validates: every extent > 0; no axis offset twice; size, replica and term counts, spans and
+  // every reachable coordinate fit in int64 (so forward never overflows). Throws axe::Error.
+  // With P empty the reduction is meaningless and is stored as Sum (one spelling per layout).
   AxeLayout(std::vector<Iter> d, std::vector<Iter> r = {}, std::vector<Iter> p = {},
             std::vector<std::pair<Axis, std::int64_t>> offset = {}, ReduceOp op = ReduceOp::Sum);
 
@@ -125,8 +130,13 @@ class AxeLayout {
   PhysCoord forward_first(std::int64_t x) const;
 
   // Backward: the logical index and replica/term of a physical coordinate, or nullopt if no
-  // element lands there. Throws axe::Error if the layout is not invertible (two (element,
-  // replica, term) triples on one coordinate), naming the clash.
+  // element lands there (axes the layout does not use must be 0). Throws axe::Error if the layout
+  // is not invertible (two (element, replica, term) triples on one coordinate), naming the clash.
+  // Invertibility is proved per axis (the map is a product over axes): sorted by |stride|, each
+  // stride exceeding the reach of the smaller ones proves it and makes decoding digit-by-digit
+  // (O(iters log iters) per call); otherwise the axis' digit combinations are enumerated when
+  // there are at most 2^20, and beyond that backward throws "cannot prove the iters invertible".
+  // The proof of the last layout is cached per thread.
   // Example: for the tensor-core tile, {lane 8, warp 10, m 1} -> index 41, replica 1.
   std::optional<Preimage> backward(const PhysCoord& c) const;
 
@@ -144,17 +154,24 @@ AxeLayout parse_axe_layout(std::string_view text);
 
 // ---- Canonical form (paper §3.3) -------------------------------------------------------------
 // D0: drop extent-1 iters of D; D1: merge adjacent D iters (e1:s1 @a, e2:s2 @a) with s1 == e2*s2
-// into (e1*e2):s2 @a. R and P are multisets: C0 drop extent-1 (and stride-0) iters, C1 make
-// strides non-negative (the offset absorbs -s(e-1)), C2 merge iters whose strides are multiples
-// (e1:s1, e2:s2 with s2 == e1*s1 -> (e1*e2):s1), then sort. Zero offsets are dropped.
-// @post canonicalize(l) maps every x to the same set of coordinates as l.
+// into (e1*e2):s2 @a; a stride-0 D iter is put on `m` (it lands nowhere). R and P are
+// multisets: C0 drop extent-1 and stride-0 iters (a stride-0 copy coincides with another, so the
+// set of coordinates is kept although replicas()/terms() may shrink), C1 make strides
+// non-negative (the offset absorbs s(e-1)), C2 merge iters whose strides are multiples
+// (e1:s1, e2:s2 with s2 == e1*s1 -> (e1*e2):s1), then sort by (axis name, stride, extent).
+// Zero offsets are dropped and the rest sorted by axis name.
+// @post canonicalize(l) maps every x to the same set of coordinates as l; it is idempotent.
 // Example: S[(8,8,8,4,2):(512,64,8,2,1)] -> S[4096:1].
 AxeLayout canonicalize(const AxeLayout& l);
-// Same function: canonicalize(a) == canonicalize(b).
+// canonicalize(a) == canonicalize(b). Sound (true implies the same function); as in the paper it
+// is complete only under the gap condition, so distinct canonical forms may rarely still agree.
 bool equivalent(const AxeLayout& a, const AxeLayout& b);
 
 // ---- Group by a shape (paper Alg. 1) ---------------------------------------------------------
-// Splits D's iters so that they fall into consecutive blocks whose extents multiply to shape[k].
+// Splits D's iters so that they fall into consecutive blocks whose extents multiply to shape[k]
+// (an iter e:s straddling a boundary becomes (e/r : s*r, r : s)); extent-1 iters stay in the block
+// being filled, a dim of extent 1 gets an empty block. If the given iters do not split, the
+// D1-merged shard is tried. @post the result maps every x as l does.
 // Example: S[(4,6):(6,1)] by (2,12) -> S[(2,2,6):(12,6,1)], boundaries [0,1,3].
 struct Grouped {
   AxeLayout layout;
@@ -168,22 +185,34 @@ std::optional<Grouped> group(const AxeLayout& l, std::span<const std::int64_t> s
 // f(x, y) = f_outer(x) * span(inner) + f_inner(y) per axis, on the logical shape
 // outer_shape[k] * inner_shape[k]. Outer R/O are scaled by the inner span, inner R/P/O kept.
 // Example: S[(8,8):(8,1)] (8,8) x S[(2,4):(1,2)] (2,4) -> S[(8,2,32):(64,1,2)] after canonicalize.
-// Throws axe::Error if the ranks differ or a layout cannot be grouped by its shape.
+// Outer P is scaled like R. Throws axe::Error if the ranks differ, a shape does not match its
+// layout's size, a layout cannot be grouped by its shape, or both have P with different ops.
 AxeLayout tile(const AxeLayout& outer, std::span<const std::int64_t> outer_shape,
                const AxeLayout& inner, std::span<const std::int64_t> inner_shape);
 
 // ---- Tile-of recognition (paper Alg. 3) ------------------------------------------------------
 // The outer layout O with tile(O, shape/inner_shape, inner, inner_shape) equivalent to l, or
-// nullopt when l is not a tiling of inner.
+// nullopt when l is not a tiling of inner (a dim not divisible, inner's D not a block of l's,
+// outer strides/offsets not multiples of inner's span, inner's R/P not contained in l's).
+// Throws axe::Error if the ranks differ or a shape does not match its layout's size.
+// Example: S[(8,2,8,3):(48,3,6,1)] on (16,24) with inner S[(2,3):(3,1)] on (2,3) -> S[(8,8):(8,1)].
 std::optional<AxeLayout> tile_of(const AxeLayout& l, std::span<const std::int64_t> shape,
                                  const AxeLayout& inner,
                                  std::span<const std::int64_t> inner_shape);
 
 // ---- Slice by a region ------------------------------------------------------------------------
 // The layout of the sub-tensor region[k] = [begin, end) per dim, on shape (end-begin, ...), such
-// that slice(c) == l(begin + c). nullopt when neither the no-wrap nor the symmetric one-wrap rule
-// applies. Example: S[(2,8,3,8):(192,8,64,1)] on (16,24), rows [0,8) x cols [8,24)
-//   -> S[(8,2,8):(8,64,1)] + 64 on (8,16).
+// that slice(c) == l(begin + c); R and P are kept, the corner l(begin) goes into the offset.
+// Per dim (D grouped by `shape`) the longest suffix of the dim's iters whose extent product P
+// divides begin and length is kept whole; the remaining run of n = length/P values from
+// b = begin/P must sit in the next iter up (extent E, stride s, r = b mod E):
+//   no-wrap            r + n <= E         -> n:s
+//   symmetric one-wrap r + n/2 == E       -> (2 : Δ - r*s, n/2 : s), Δ the change of the upper
+//                                            iters across the carry, on a single axis.
+// nullopt when neither rule applies (or D does not group by `shape`). Throws axe::Error for a
+// region that is empty, out of range or of the wrong rank. Example: S[(2,8,3,8):(192,8,64,1)] on
+// (16,24), rows [0,8) x cols [8,24) -> S[(8,2,8):(8,64,1)] + 64 on (8,16); S[(2,8):(100,1)] on
+// (16), [4,12) -> S[(2,4):(96,1)] + 4.
 struct Range {
   std::int64_t begin = 0;
   std::int64_t end = 0;
@@ -193,7 +222,8 @@ std::optional<AxeLayout> slice(const AxeLayout& l, std::span<const std::int64_t>
 
 // ---- Direct sum -------------------------------------------------------------------------------
 // (A + B)(x, y) = A(x) + B(y) on the interleaved domain (a_0, b_0, a_1, b_1, ...) (per dim, A's
-// block then B's block). R, P and O are unioned / added.
+// block then B's block). R, P and O are unioned / added. Throws axe::Error if the ranks differ,
+// a shape does not match or does not group its layout, or both have P with different ops.
 // Example: S[(2,2):(8,2)] (2,2) + S[(2,2):(4,1)] (2,2) -> S[(2,2,2,2):(8,4,2,1)].
 AxeLayout direct_sum(const AxeLayout& a, std::span<const std::int64_t> a_shape,
                      const AxeLayout& b, std::span<const std::int64_t> b_shape);
@@ -202,15 +232,20 @@ AxeLayout direct_sum(const AxeLayout& a, std::span<const std::int64_t> a_shape,
 // The per-owner memory layout: every iter (and offset) not on `m` dropped. Its domain is the
 // local shard. Example: S[(2,32,2,64):(1@gpu,64,2@gpu,1)] -> S[(32,64):(64,1)].
 AxeLayout storage(const AxeLayout& l);
-// Keep only what lands on `axes`: D keeps its extents (an iter on another axis becomes stride 0,
-// so it contributes nothing), R, P and O keep only the iters and offsets on `axes`.
+// Keep only what lands on `axes`: D keeps its extents (an iter on another axis becomes stride 0
+// on `m`, so it contributes nothing), R, P and O keep only the iters and offsets on `axes`.
+// @post project(l)(x) is l(x) with the other axes' components dropped.
 // Example: S[(2,32,128):(1@gpu,128,1)] onto {gpu} -> S[(2,32,128):(1@gpu,0,0)].
 AxeLayout project(const AxeLayout& l, std::span<const Axis> axes);
 
 // ---- Validity ---------------------------------------------------------------------------------
 // A storage layout is valid when no two (logical element, partial term) pairs land on the same
 // (device, memory) slot and every coordinate on an axis named in `extents` lies in [0, extent).
+// Copies of one (element, term) may share a slot (replicas are a set). Decided per axis like
+// backward: nested strides prove it, else the axis' combinations are enumerated (up to 2^20);
+// beyond that the layout is reported as not proven valid.
 // Returns an empty string when valid, otherwise a message naming the clash or the bad coordinate.
+// Throws axe::Error when an extent is <= 0.
 std::string check_valid(const AxeLayout& l,
                         std::span<const std::pair<Axis, std::int64_t>> extents = {});
 inline bool is_valid(const AxeLayout& l,

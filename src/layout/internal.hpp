@@ -39,7 +39,7 @@ struct Digit {
 std::vector<Digit> digits_on(const AxeLayout& l, Axis a);
 
 // Largest number of digit combinations a per-axis enumeration may visit.
-inline constexpr std::int64_t kEnumerationLimit = std::int64_t{1} << 22;
+inline constexpr std::int64_t kEnumerationLimit = std::int64_t{1} << 20;
 
 // Digits whose sorted |strides| each exceed the largest sum the smaller ones can reach
 // ("nested"): the map from digit tuples to sums is then injective and greedy decoding works.
