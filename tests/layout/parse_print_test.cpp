@@ -95,6 +95,32 @@ TEST(ParsePrint, MalformedTextNamesPositionAndExpectation) {
   }
 }
 
+// Random single-character edits of valid text: either a layout that prints back to a parseable
+// equal layout, or an axe::Error (ParseError for syntax) -- never a crash or another exception.
+TEST(ParsePrint, MutatedTextParsesOrThrowsError) {
+  auto rng = test::make_rng(102);
+  const std::string alphabet = "SRP<>[](),:@+- 0123456789mxlane_";
+  for (int i = 0; i < 5000; ++i) {
+    std::string s = to_string(test::random_layout(rng));
+    for (int k = static_cast<int>(test::pick(rng, 1, 3)); k-- > 0;) {
+      std::size_t at = static_cast<std::size_t>(test::pick(rng, 0, static_cast<std::int64_t>(s.size()) - 1));
+      char c = alphabet[static_cast<std::size_t>(test::pick(rng, 0, static_cast<std::int64_t>(alphabet.size()) - 1))];
+      switch (test::pick(rng, 0, 2)) {
+        case 0: s[at] = c; break;
+        case 1: s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), c); break;
+        default: s.erase(at, 1);
+      }
+    }
+    try {
+      AxeLayout l = parse_axe_layout(s);
+      ASSERT_EQ(parse_axe_layout(to_string(l)), l) << s;
+    } catch (const ParseError& e) {
+      ASSERT_LE(e.position(), s.size()) << s;
+    } catch (const Error&) {
+    }
+  }
+}
+
 TEST(ParsePrint, OverflowingLayoutIsAnError) {
   EXPECT_THROW(L("S[(4294967296,4294967296):(1,1)]"), Error);  // size 2^64
   EXPECT_THROW(L("S[3:4611686018427387904]"), Error);            // 2 * 2^62 overflows
