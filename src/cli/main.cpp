@@ -31,6 +31,12 @@ int main(int argc, char** argv) {
     }
     if (!found) throw axe::Error("unknown command '" + words[0] + "' (try axe --help)");
     std::vector<std::string> rest(words.begin() + 1, words.end());
+    for (const auto& w : rest) {
+      if (w == "--help" || w == "-h") {
+        std::cout << "usage: axe " << found->usage << "\n";
+        return 0;
+      }
+    }
     auto args = axe::cli::parse_args(rest);
     std::ostringstream out;
     int status = found->run(args, out);

@@ -36,10 +36,10 @@ ReduceOp merged_op(const AxeLayout& a, const AxeLayout& b, std::string_view what
 std::vector<std::pair<Axis, std::int64_t>> add_offsets(const AxeLayout& a, const AxeLayout& b,
                                                        std::string_view what) {
   std::vector<std::pair<Axis, std::int64_t>> o = a.offset();
-  for (const auto& [ax, v] : b.offset()) {
-    auto it = std::find_if(o.begin(), o.end(), [&](const auto& e) { return e.first == ax; });
-    if (it == o.end()) o.emplace_back(ax, v);
-    else it->second = checked_add(it->second, v, what);
+  for (const auto& off : b.offset()) {
+    auto it = std::find_if(o.begin(), o.end(), [&](const auto& e) { return e.first == off.first; });
+    if (it == o.end()) o.emplace_back(off);
+    else it->second = checked_add(it->second, off.second, what);
   }
   return o;
 }
