@@ -1,0 +1,81 @@
+// Backends of the distributed runtime: where a rank's local buffers live and how a plan runs
+// on them (DESIGN §5).
+//
+// A Backend owns one rank's device (the host, or one GPU) and executes RankPlans on Buffers it
+// allocated. The runtime picks one by name ("host", "cuda") through a registry:
+//   - "host" is always registered: host memory, the MPI transport (mpi_transport.hpp).
+//   - "cuda" is registered by the CUDA backend (runtime/cuda/) when it is compiled in
+//     (AXE_HAVE_CUDA): it calls register_backend("cuda", ...) from axe::cuda::register_backend(),
+//     which Runtime calls once before choosing. Without it, AXE_BACKEND=cuda is an axe::Error.
+//
+// Example: Runtime rt; rt.backend().name() == "host" on a machine without GPUs;
+//   auto b = rt.backend().allocate(4096);  // 4096 zero bytes of host memory
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "axe/executor.hpp"
+#include "axe/plan.hpp"
+
+namespace axe {
+
+// One local buffer: bytes on the backend's device. Ownership is the Buffer's; DistTensor holds it
+// by shared_ptr. host_data() is non-null only when the bytes are host-addressable.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual std::size_t bytes() const = 0;
+  virtual std::byte* host_data() { return nullptr; }
+  virtual const std::byte* host_data() const { return nullptr; }
+  virtual void* device_data() { return nullptr; }  // device pointer (CUDA), else nullptr
+};
+
+// Host memory buffer (zero-initialised).
+class HostBuffer : public Buffer {
+ public:
+  explicit HostBuffer(std::size_t bytes) : data_(bytes) {}
+  explicit HostBuffer(std::vector<std::byte> data) : data_(std::move(data)) {}
+  std::size_t bytes() const override { return data_.size(); }
+  std::byte* host_data() override { return data_.data(); }
+  const std::byte* host_data() const override { return data_.data(); }
+  std::vector<std::byte>& vector() { return data_; }
+
+ private:
+  std::vector<std::byte> data_;
+};
+
+class Runtime;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Zero-filled buffer of `bytes` bytes on this backend's device.
+  virtual std::shared_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  // Copies between host memory and a buffer; sizes must match exactly (axe::Error otherwise).
+  virtual void copy_from_host(std::span<const std::byte> src, Buffer& dst) = 0;
+  virtual void copy_to_host(const Buffer& src, std::span<std::byte> dst) = 0;
+  // Runs this rank's part of a plan: `src` is never modified, `dst` receives the destination
+  // shard (padding NaN / 0). Both sized exactly as plan.buffers front/back (axe::Error otherwise).
+  // Bounded in time by the runtime's timeout; throws axe::Error on timeout or peer failure.
+  virtual void execute(const RankPlan& plan, const Buffer& src, Buffer& dst) = 0;
+};
+
+// Registry. `available` says whether the backend can run here (e.g. a GPU is visible); the
+// default backend is "cuda" when registered and available, else "host".
+struct BackendEntry {
+  std::string name;
+  std::function<bool()> available;
+  std::function<std::unique_ptr<Backend>(Runtime&)> make;
+};
+void register_backend(BackendEntry entry);  // replaces an entry of the same name
+std::vector<std::string> registered_backends();
+
+}  // namespace axe

@@ -1,0 +1,178 @@
+// Distributed tensors: (global shape, dtype, DistLayout, local buffer) on the runtime's ranks
+// (DESIGN §3), and their redistribution through the planner (DESIGN §4).
+//
+// Every operation below that takes or returns a DistTensor is collective over all ranks of the
+// Runtime (ranks outside the tensor's mesh take part with an empty local buffer). Before data
+// moves, the ranks agree: each computes a fingerprint of the request from its text form (shapes,
+// dtype, layouts, meshes) and any rank's bad input; a disagreement or a bad input on any rank is
+// an axe::Error on every rank, and the source is never modified.
+//
+// Example on 4 ranks, x a 4x6 f64 tensor that every rank holds:
+//   auto t = DistTensor::from_global(x, parse_mesh("dp=2,tp=2"), {Shard(0), Shard(1)});
+//   // rank 1 = (dp 0, tp 1) holds rows 0..1, columns 3..5: local() has shape (2,3)
+//   auto r = t.redistribute({Replicate(), Replicate()});   // all-gather: every rank holds x
+//   HostTensor y = t.gather(0);                             // rank 0: y == x; others: no data
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "axe/backend.hpp"
+#include "axe/dtype.hpp"
+#include "axe/error.hpp"
+#include "axe/placement.hpp"
+#include "axe/plan.hpp"
+#include "axe/runtime.hpp"
+
+namespace axe {
+
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::F32;
+  else if constexpr (std::is_same_v<T, double>) return DType::F64;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return DType::I32;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return DType::I64;
+  else {
+    static_assert(std::is_same_v<T, std::uint8_t>, "dtype_of: f16/bf16 have no C++ type here; use bytes");
+    return DType::U8;
+  }
+}
+
+// One element as double, and back (f16/bf16 rounded to nearest even; integers truncated).
+double load_element(DType t, const std::byte* p);
+void store_element(DType t, std::byte* p, double v);
+
+// A whole tensor in host memory, row-major.
+struct HostTensor {
+  std::vector<std::int64_t> shape;
+  DType dtype = DType::F32;
+  std::vector<std::byte> data;
+
+  HostTensor() = default;
+  HostTensor(std::vector<std::int64_t> s, DType t);  // zero-filled
+  template <class T>
+  static HostTensor of(std::vector<std::int64_t> s, std::span<const T> values) {
+    HostTensor h(std::move(s), dtype_of<T>());
+    if (static_cast<std::int64_t>(values.size()) != h.elements())
+      fail("HostTensor::of: " + std::to_string(values.size()) + " values for " + std::to_string(h.elements()) +
+           " elements");
+    std::memcpy(h.data.data(), values.data(), h.data.size());
+    return h;
+  }
+  std::int64_t elements() const;
+  bool has_data() const { return !data.empty() || elements() == 0; }
+  double get(std::int64_t i) const { return load_element(dtype, data.data() + i * size_of(dtype)); }
+  void set(std::int64_t i, double v) { store_element(dtype, data.data() + i * size_of(dtype), v); }
+  template <class T>
+  std::span<T> as() {
+    check_as(dtype_of<T>());
+    return {reinterpret_cast<T*>(data.data()), data.size() / sizeof(T)};
+  }
+  template <class T>
+  std::span<const T> as() const {
+    check_as(dtype_of<T>());
+    return {reinterpret_cast<const T*>(data.data()), data.size() / sizeof(T)};
+  }
+
+ private:
+  void check_as(DType t) const;
+};
+
+// This rank's shard: its bytes (host backend) and what they hold.
+struct LocalView {
+  std::span<const std::byte> bytes;  // storage order; empty when not host-addressable
+  AxeLayout storage;                 // storage(layout): slot -> memory position
+  std::vector<std::int64_t> shape;   // distinct indices held per dim
+  std::vector<StridedRegion> regions;
+  std::vector<std::int64_t> terms;
+  std::int64_t elements = 0;         // buffer elements, padding included
+};
+
+class DistTensor {
+ public:
+  DistTensor() = default;
+
+  // A zero-filled tensor. Collective (checks that every rank passes the same layout and dtype).
+  static DistTensor empty(const DistLayout& layout, DType dtype, Runtime& rt = Runtime::current());
+  // Wraps this rank's local buffer (storage order, layout.local_elements() elements on ranks of
+  // the mesh, none elsewhere). Throws on every rank when any rank's size is wrong.
+  static DistTensor wrap(const DistLayout& layout, DType dtype, std::vector<std::byte> local,
+                         Runtime& rt = Runtime::current());
+  template <class T>
+  static DistTensor wrap(const DistLayout& layout, std::span<const T> local, Runtime& rt = Runtime::current()) {
+    std::vector<std::byte> b(local.size_bytes());
+    if (!b.empty()) std::memcpy(b.data(), local.data(), b.size());
+    return wrap(layout, dtype_of<T>(), std::move(b), rt);
+  }
+  // Scatters `global` from `root`: every rank passes the shape and dtype; only root's data is read.
+  static DistTensor scatter(const HostTensor& global, const DistLayout& layout, int root = 0,
+                            Runtime& rt = Runtime::current());
+  // Every rank holds `global`; each keeps its own shard (no traffic). Partial placements put the
+  // value on term 0 and the reduction's identity on the other terms.
+  static DistTensor from_global(const HostTensor& global, const DistLayout& layout, Runtime& rt = Runtime::current());
+  static DistTensor from_global(const HostTensor& global, const Mesh& mesh, std::span<const AxisPlacement> p,
+                                Runtime& rt = Runtime::current());
+  static DistTensor from_global(const HostTensor& global, const Mesh& mesh, std::initializer_list<AxisPlacement> p,
+                                Runtime& rt = Runtime::current()) {
+    return from_global(global, mesh, std::span<const AxisPlacement>(p.begin(), p.size()), rt);
+  }
+
+  // The global tensor (partial terms reduced) on `root`; other ranks get shape and dtype, no data.
+  HostTensor gather(int root = 0) const;
+  HostTensor gather_all() const;
+
+  // A new tensor in `to` (same global shape; any mesh whose ranks exist); this one is untouched.
+  DistTensor redistribute(const DistLayout& to) const;
+  DistTensor redistribute(std::span<const AxisPlacement> p) const;  // same mesh
+  DistTensor redistribute(std::initializer_list<AxisPlacement> p) const {
+    return redistribute(std::span<const AxisPlacement>(p.begin(), p.size()));
+  }
+  DistTensor redistribute(const Mesh& mesh, std::initializer_list<AxisPlacement> p) const;
+
+  bool defined() const { return rt_ != nullptr; }
+  const DistLayout& layout() const { return layout_; }
+  const Mesh& mesh() const { return layout_.mesh(); }
+  const std::vector<std::int64_t>& shape() const { return layout_.shape(); }
+  DType dtype() const { return dtype_; }
+  Runtime& runtime() const;
+  LocalView local() const;
+  // Host bytes of the local buffer (host backend); throws axe::Error on a device buffer.
+  std::span<std::byte> local_bytes();
+  std::span<const std::byte> local_bytes() const;
+  template <class T>
+  std::span<T> local_as() {
+    if (dtype_of<T>() != dtype_) fail("DistTensor::local_as: tensor dtype is " + std::string(to_string(dtype_)));
+    auto b = local_bytes();
+    return {reinterpret_cast<T*>(b.data()), b.size() / sizeof(T)};
+  }
+  const Buffer& buffer() const { return *buffer_; }
+  Buffer& buffer() { return *buffer_; }
+  // The text of the last redistribution's plan outline ("" before any).
+  const std::string& last_plan() const { return plan_text_; }
+
+  // Who holds what (no communication), like DTensor's visualize_sharding: for rank-2 tensors a
+  // table of row x column blocks naming the ranks that hold each block (partial terms marked
+  // "t<k>"); other ranks list each rank's regions.
+  std::string visualize() const { return visualize(layout_); }
+  static std::string visualize(const DistLayout& layout);
+
+ private:
+  Runtime* rt_ = nullptr;
+  DistLayout layout_;
+  DType dtype_ = DType::F32;
+  std::shared_ptr<Buffer> buffer_;
+  std::string plan_text_;
+};
+
+// Text form of a request and its fingerprint (the value the ranks compare before a plan runs).
+std::string request_text(const PlanRequest& r);
+std::uint64_t request_fingerprint(const PlanRequest& r);
+
+}  // namespace axe

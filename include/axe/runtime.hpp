@@ -1,0 +1,97 @@
+// The distributed runtime: one process per device under mpirun / srun (DESIGN §5).
+//
+// Runtime bootstraps from MPI: rank and size of MPI_COMM_WORLD, the local rank on the node
+// (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, AXE_LOCAL_RANK, or an explicit option; it picks
+// the GPU), and the backend (AXE_BACKEND=host|cuda; default cuda when the CUDA backend is built
+// in and a GPU is visible, else host). Every DistTensor operation is collective over all ranks of
+// the runtime and bounded in time by AXE_TIMEOUT_S: a rank that stops answering makes the others
+// throw axe::Error within the timeout instead of hanging.
+//
+// Example (4 processes, `axe-run -np 4 ./app`):
+//   int main(int argc, char** argv) {
+//     axe::Runtime rt(&argc, &argv);               // rank 0..3, backend "host" without GPUs
+//     auto t = axe::DistTensor::from_global(x, axe::parse_mesh("dp=2,tp=2"), {Shard(0), Shard(1)});
+//     auto r = t.redistribute({axe::Replicate(), axe::Replicate()});   // all-gather
+//   }                                               // ~Runtime finalizes MPI
+//
+// After a timeout the runtime is unusable (failed() is true): later operations throw at once,
+// and the destructor does not call MPI_Finalize (it could wait on the dead peer); the launcher
+// then ends the job with a non-zero status.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "axe/backend.hpp"
+
+namespace axe {
+
+// Tunables (STYLE §10): every environment variable axe reads, with its default. README and
+// `tunables()` list the same table.
+struct Tunable {
+  std::string_view name;
+  std::string_view default_value;
+  std::string_view description;
+};
+std::span<const Tunable> tunables();
+// The value of a declared tunable: the environment if set and non-empty, else its default.
+// Throws axe::Error on a name that is not declared.
+std::string tunable(std::string_view name);
+// AXE_TIMEOUT_S parsed as seconds > 0; throws axe::Error naming the text otherwise.
+double timeout_from_env();
+
+struct RuntimeOptions {
+  std::string backend;   // "" : AXE_BACKEND, else automatic
+  int local_rank = -1;   // -1 : from the launcher's environment
+  double timeout_s = 0;  // 0 : AXE_TIMEOUT_S
+};
+
+class MpiTransport;
+
+class Runtime {
+ public:
+  // Initialises MPI unless already initialised (then finalization is left to the caller).
+  // Throws axe::Error (on every rank alike) on a bad tunable or an unavailable backend.
+  Runtime(int* argc, char*** argv, RuntimeOptions options = {});
+  explicit Runtime(RuntimeOptions options = {}) : Runtime(nullptr, nullptr, std::move(options)) {}
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // The live runtime (the most recently constructed one); throws axe::Error when there is none.
+  static Runtime& current();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  double timeout_s() const { return timeout_s_; }
+  Backend& backend() { return *backend_; }
+  MpiTransport& transport() { return *transport_; }
+  bool failed() const;
+
+  // Collective agreement before an operation `what`: every rank passes its own error ("" when
+  // fine) and a fingerprint of what it is about to do. Throws axe::Error on every rank when any
+  // rank reported an error (the message of the lowest such rank, naming it) or when the
+  // fingerprints differ (naming `description`, this rank's text form of the request).
+  void agree(std::string_view what, const std::string& local_error, std::uint64_t fingerprint = 0,
+             std::string_view description = {});
+  void barrier();
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  double timeout_s_ = 300;
+  bool owns_mpi_ = false;
+  std::unique_ptr<MpiTransport> transport_;
+  std::unique_ptr<Backend> backend_;
+  Runtime* previous_ = nullptr;
+};
+
+// FNV-1a 64-bit of a text: fingerprints are computed from text forms (axis names, not ids), so
+// every process computes the same value for the same request.
+std::uint64_t fingerprint(std::string_view text);
+
+}  // namespace axe

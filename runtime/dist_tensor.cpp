@@ -1,0 +1,459 @@
+// DistTensor: creation, scatter/gather and redistribution through cached plans.
+#include "axe/dist_tensor.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace axe {
+
+// ---- elements -------------------------------------------------------------------------------
+
+namespace {
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31) v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  return sign ? -v : v;
+}
+std::uint16_t float_to_half(float f) {
+  if (std::isnan(f)) return 0x7e00;
+  const std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  const float a = std::fabs(f);
+  if (a >= 65520.0f) return sign | 0x7c00;
+  if (a < std::ldexp(1.0f, -25)) return sign;
+  int e;
+  std::frexp(a, &e);
+  int exp = e - 1 + 15;
+  if (exp <= 0) return sign | static_cast<std::uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+  std::uint32_t mant = static_cast<std::uint32_t>(std::nearbyint(std::ldexp(a, 10 - (e - 1)))) - 0x400;
+  if (mant == 0x400) {
+    mant = 0;
+    ++exp;
+  }
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | static_cast<std::uint16_t>(exp << 10) | static_cast<std::uint16_t>(mant);
+}
+float bf16_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+std::uint16_t float_to_bf16(float f) {
+  if (std::isnan(f)) return 0x7fc0;
+  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+template <class T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+void store(std::byte* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+template <class I>
+I to_int(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  if (v <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  return static_cast<I>(v);
+}
+}  // namespace
+
+double load_element(DType t, const std::byte* p) {
+  switch (t) {
+    case DType::F32: return load<float>(p);
+    case DType::F64: return load<double>(p);
+    case DType::F16: return half_to_float(load<std::uint16_t>(p));
+    case DType::BF16: return bf16_to_float(load<std::uint16_t>(p));
+    case DType::I32: return load<std::int32_t>(p);
+    case DType::I64: return static_cast<double>(load<std::int64_t>(p));
+    case DType::U8: return load<std::uint8_t>(p);
+  }
+  return 0;
+}
+
+void store_element(DType t, std::byte* p, double v) {
+  switch (t) {
+    case DType::F32: store(p, static_cast<float>(v)); break;
+    case DType::F64: store(p, v); break;
+    case DType::F16: store(p, float_to_half(static_cast<float>(v))); break;
+    case DType::BF16: store(p, float_to_bf16(static_cast<float>(v))); break;
+    case DType::I32: store(p, to_int<std::int32_t>(v)); break;
+    case DType::I64: store(p, to_int<std::int64_t>(v)); break;
+    case DType::U8: store(p, to_int<std::uint8_t>(v)); break;
+  }
+}
+
+HostTensor::HostTensor(std::vector<std::int64_t> s, DType t) : shape(std::move(s)), dtype(t) {
+  data.resize(static_cast<std::size_t>(elements() * size_of(t)));
+}
+
+std::int64_t HostTensor::elements() const {
+  std::int64_t n = 1;
+  for (auto e : shape) n = checked_mul(n, e, "HostTensor elements");
+  return n;
+}
+
+void HostTensor::check_as(DType t) const {
+  if (t != dtype)
+    fail("HostTensor::as<" + std::string(to_string(t)) + ">: the tensor's dtype is " + std::string(to_string(dtype)));
+}
+
+// ---- helpers --------------------------------------------------------------------------------
+
+std::string request_text(const PlanRequest& r) {
+  return to_string(r.from) + " -> " + to_string(r.to) + " dtype " + std::string(to_string(r.dtype));
+}
+std::uint64_t request_fingerprint(const PlanRequest& r) { return fingerprint(request_text(r)); }
+
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
+std::int64_t local_count(const DistLayout& l, std::int64_t rank) {
+  return l.mesh().contains(rank) ? l.local_elements() : 0;
+}
+
+// "" when the layout's mesh fits the world, else the message.
+std::string check_mesh(const DistLayout& l, const Runtime& rt) {
+  for (auto r : l.mesh().ranks())
+    if (r >= rt.size())
+      return "mesh " + to_string(l.mesh()) + " names rank " + std::to_string(r) + " but the world has " +
+             std::to_string(rt.size()) + " ranks (launch with -np " + std::to_string(r + 1) + " or more)";
+  return "";
+}
+
+std::string layout_text(const DistLayout& l, DType t) { return to_string(l) + " dtype " + std::string(to_string(t)); }
+
+Mesh root_mesh(int root) { return Mesh({{"axe_root", 1}}, {root}); }
+Mesh world_mesh(int size) { return Mesh({{"axe_world", size}}); }
+
+DistLayout replicated(const std::vector<std::int64_t>& shape, const Mesh& m) {
+  std::vector<AxisPlacement> p(m.ndim(), Replicate());
+  return shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(p));
+}
+
+}  // namespace
+
+// ---- DistTensor -----------------------------------------------------------------------------
+
+Runtime& DistTensor::runtime() const {
+  if (!rt_) fail("DistTensor: the tensor is undefined (default-constructed)");
+  return *rt_;
+}
+
+DistTensor DistTensor::empty(const DistLayout& layout, DType dtype, Runtime& rt) {
+  std::string err = check_mesh(layout, rt);
+  const std::string text = layout_text(layout, dtype);
+  rt.agree("DistTensor::empty", err, fingerprint(text), text);
+  DistTensor t;
+  t.rt_ = &rt;
+  t.layout_ = layout;
+  t.dtype_ = dtype;
+  t.buffer_ = rt.backend().allocate(static_cast<std::size_t>(local_count(layout, rt.rank()) * size_of(dtype)));
+  return t;
+}
+
+DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<std::byte> local, Runtime& rt) {
+  std::string err = check_mesh(layout, rt);
+  const std::int64_t want = local_count(layout, rt.rank()) * size_of(dtype);
+  if (err.empty() && static_cast<std::int64_t>(local.size()) != want)
+    err = "rank " + std::to_string(rt.rank()) + " passed a local buffer of " + std::to_string(local.size()) +
+          " bytes; layout '" + to_string(layout) + "' with dtype " + std::string(to_string(dtype)) + " needs " +
+          std::to_string(want) + " bytes (" + std::to_string(local_count(layout, rt.rank())) + " elements)";
+  const std::string text = layout_text(layout, dtype);
+  rt.agree("DistTensor::wrap", err, fingerprint(text), text);
+  DistTensor t;
+  t.rt_ = &rt;
+  t.layout_ = layout;
+  t.dtype_ = dtype;
+  if (rt.backend().name() == "host") {
+    t.buffer_ = std::make_shared<HostBuffer>(std::move(local));
+  } else {
+    t.buffer_ = rt.backend().allocate(local.size());
+    rt.backend().copy_from_host(local, *t.buffer_);
+  }
+  return t;
+}
+
+DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout, Runtime& rt) {
+  std::string err = check_mesh(layout, rt);
+  if (err.empty() && g.shape != layout.shape())
+    err = "global tensor of shape " + shape_text(g.shape) + " for layout '" + to_string(layout) + "'";
+  if (err.empty() && static_cast<std::int64_t>(g.data.size()) != g.elements() * size_of(g.dtype))
+    err = "rank " + std::to_string(rt.rank()) + ": global tensor has " + std::to_string(g.data.size()) +
+          " bytes, shape " + shape_text(g.shape) + " " + std::string(to_string(g.dtype)) + " needs " +
+          std::to_string(g.elements() * size_of(g.dtype));
+  const std::string text = layout_text(layout, g.dtype);
+  rt.agree("DistTensor::from_global", err, fingerprint(text), text);
+
+  const DType dt = g.dtype;
+  const std::int64_t es = size_of(dt), n = local_count(layout, rt.rank());
+  std::vector<std::byte> local(static_cast<std::size_t>(n * es));
+  if (n > 0) {
+    // Each memory slot of this rank: backward to (padded index, term), then the global value.
+    const AxeLayout& L = layout.layout();
+    const Mesh& mesh = layout.mesh();
+    const auto dev = mesh.coord(rt.rank());
+    const auto& shape = layout.shape();
+    const auto& padded = layout.padded_shape();
+    const ReduceOp op = L.reduce_op();
+    const double pad = is_floating(dt) ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+    for (std::int64_t m = 0; m < n; ++m) {
+      PhysCoord c;
+      for (std::size_t a = 0; a < mesh.ndim(); ++a)
+        if (dev[a]) c.set(mesh.axes()[a], dev[a]);
+      if (m) c.set(Axis(), m);
+      std::byte* dst = local.data() + m * es;
+      auto pre = L.backward(c);
+      if (!pre) {
+        store_element(dt, dst, pad);
+        continue;
+      }
+      // Padded row-major index -> logical coordinate -> global row-major index.
+      std::int64_t x = pre->index, gi = 0, place = 1;
+      bool inside = true;
+      std::vector<std::int64_t> coord(padded.size());
+      for (std::size_t d = padded.size(); d-- > 0;) {
+        coord[d] = x % padded[d];
+        x /= padded[d];
+      }
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        inside = inside && coord[d] < shape[d];
+        gi += coord[d] * place;
+        place *= shape[d];
+      }
+      if (!inside) {
+        store_element(dt, dst, pad);
+        continue;
+      }
+      const std::byte* src = g.data.data() + gi * es;
+      const bool identity = pre->term != 0 && (op == ReduceOp::Sum || op == ReduceOp::Prod);
+      if (identity) store_element(dt, dst, op == ReduceOp::Sum ? 0.0 : 1.0);
+      else std::memcpy(dst, src, static_cast<std::size_t>(es));
+    }
+  }
+  DistTensor t;
+  t.rt_ = &rt;
+  t.layout_ = layout;
+  t.dtype_ = dt;
+  if (rt.backend().name() == "host") {
+    t.buffer_ = std::make_shared<HostBuffer>(std::move(local));
+  } else {
+    t.buffer_ = rt.backend().allocate(local.size());
+    rt.backend().copy_from_host(local, *t.buffer_);
+  }
+  return t;
+}
+
+DistTensor DistTensor::from_global(const HostTensor& g, const Mesh& mesh, std::span<const AxisPlacement> p,
+                                   Runtime& rt) {
+  return from_global(g, shard(std::span<const std::int64_t>(g.shape), mesh, p), rt);
+}
+
+DistTensor DistTensor::scatter(const HostTensor& g, const DistLayout& layout, int root, Runtime& rt) {
+  std::string err;
+  if (root < 0 || root >= rt.size())
+    err = "scatter root " + std::to_string(root) + " outside the world of " + std::to_string(rt.size()) + " ranks";
+  else if (rt.rank() == root && static_cast<std::int64_t>(g.data.size()) != g.elements() * size_of(g.dtype))
+    err = "scatter root " + std::to_string(root) + ": global tensor has " + std::to_string(g.data.size()) +
+          " bytes, shape " + shape_text(g.shape) + " " + std::string(to_string(g.dtype)) + " needs " +
+          std::to_string(g.elements() * size_of(g.dtype));
+  rt.agree("DistTensor::scatter", err);
+  DistLayout src = replicated(g.shape, root_mesh(root));
+  std::vector<std::byte> mine;
+  if (rt.rank() == root) mine = g.data;
+  DistTensor s = wrap(src, g.dtype, std::move(mine), rt);
+  return s.redistribute(layout);
+}
+
+HostTensor DistTensor::gather(int root) const {
+  Runtime& rt = runtime();
+  if (root < 0 || root >= rt.size())
+    rt.agree("DistTensor::gather", "gather root " + std::to_string(root) + " outside the world of " +
+                                       std::to_string(rt.size()) + " ranks");
+  DistTensor r = redistribute(replicated(shape(), root_mesh(root)));
+  HostTensor h;
+  h.shape = shape();
+  h.dtype = dtype_;
+  if (rt.rank() == root) {
+    h.data.resize(r.buffer_->bytes());
+    rt.backend().copy_to_host(*r.buffer_, h.data);
+  }
+  return h;
+}
+
+HostTensor DistTensor::gather_all() const {
+  Runtime& rt = runtime();
+  DistTensor r = redistribute(replicated(shape(), world_mesh(rt.size())));
+  HostTensor h;
+  h.shape = shape();
+  h.dtype = dtype_;
+  h.data.resize(r.buffer_->bytes());
+  rt.backend().copy_to_host(*r.buffer_, h.data);
+  return h;
+}
+
+DistTensor DistTensor::redistribute(const DistLayout& to) const {
+  Runtime& rt = runtime();
+  PlanRequest req{layout_, to, dtype_};
+  const std::string text = request_text(req);
+  std::string err = check_mesh(to, rt);
+  std::shared_ptr<const RankPlan> plan;
+  if (err.empty()) {
+    try {
+      check_request(req);
+      plan = cached_plan_rank(req, rt.rank());
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
+  rt.agree("DistTensor::redistribute", err, fingerprint(text), text);
+  DistTensor t;
+  t.rt_ = &rt;
+  t.layout_ = to;
+  t.dtype_ = dtype_;
+  t.buffer_ = rt.backend().allocate(static_cast<std::size_t>(local_count(to, rt.rank()) * size_of(dtype_)));
+  t.plan_text_ = text;
+  if (!plan->buffers.empty()) rt.backend().execute(*plan, *buffer_, *t.buffer_);
+  return t;
+}
+
+DistTensor DistTensor::redistribute(std::span<const AxisPlacement> p) const {
+  return redistribute(shard(std::span<const std::int64_t>(shape()), mesh(), p));
+}
+
+DistTensor DistTensor::redistribute(const Mesh& m, std::initializer_list<AxisPlacement> p) const {
+  return redistribute(shard(std::span<const std::int64_t>(shape()), m,
+                            std::span<const AxisPlacement>(p.begin(), p.size())));
+}
+
+std::span<std::byte> DistTensor::local_bytes() {
+  (void)runtime();
+  std::byte* p = buffer_->host_data();
+  if (!p && buffer_->bytes()) fail("DistTensor::local_bytes: the local buffer is in device memory; use copy_to_host");
+  return {p, buffer_->bytes()};
+}
+
+std::span<const std::byte> DistTensor::local_bytes() const {
+  const Buffer& b = *buffer_;
+  (void)runtime();
+  const std::byte* p = b.host_data();
+  if (!p && b.bytes()) fail("DistTensor::local_bytes: the local buffer is in device memory; use copy_to_host");
+  return {p, b.bytes()};
+}
+
+LocalView DistTensor::local() const {
+  LocalShard s = local_shard(layout_, runtime().rank());
+  LocalView v;
+  const Buffer& b = *buffer_;
+  if (b.host_data()) v.bytes = {b.host_data(), b.bytes()};
+  v.storage = s.storage;
+  v.shape = s.shape;
+  v.regions = s.regions;
+  v.terms = s.terms;
+  v.elements = s.buffer_elements;
+  return v;
+}
+
+// ---- visualize ------------------------------------------------------------------------------
+
+std::string DistTensor::visualize(const DistLayout& l) {
+  std::string out = to_string(l) + "\n";
+  const auto& shape = l.shape();
+  const std::int64_t n = l.elements();
+  std::map<std::int64_t, LocalShard> shards;
+  for (auto r : l.mesh().ranks()) shards.emplace(r, local_shard(l, r));
+  if (shape.size() != 2 || n > (1 << 16)) {
+    for (const auto& [r, s] : shards) {
+      out += "  rank " + std::to_string(r) + ":";
+      if (s.regions.empty()) out += " nothing";
+      for (std::size_t i = 0; i < s.regions.size(); ++i) {
+        out += " " + to_string(s.regions[i]);
+        if (l.layout().terms() > 1) out += " t" + std::to_string(s.terms[i]);
+      }
+      out += "\n";
+    }
+    return out;
+  }
+  // Owners per element: "r" or "r:t<k>" joined by ','.
+  const std::int64_t R = shape[0], C = shape[1];
+  std::vector<std::string> who(static_cast<std::size_t>(n));
+  for (const auto& [r, s] : shards)
+    for (std::size_t k = 0; k < s.regions.size(); ++k) {
+      const auto& reg = s.regions[k];
+      std::vector<std::int64_t> idx(reg.modes.size(), 0);
+      while (true) {
+        std::vector<std::int64_t> c = reg.begin;
+        for (std::size_t j = 0; j < idx.size(); ++j) c[static_cast<std::size_t>(reg.modes[j].dim)] += idx[j] * reg.modes[j].step;
+        if (c[0] < R && c[1] < C) {
+          auto& w = who[static_cast<std::size_t>(c[0] * C + c[1])];
+          std::string tag = std::to_string(r);
+          if (l.layout().terms() > 1) tag += ":t" + std::to_string(s.terms[k]);
+          if (("," + w).find("," + tag + ",") == std::string::npos) w += tag + ",";
+        }
+        std::size_t j = idx.size();
+        while (j > 0 && ++idx[j - 1] == reg.modes[j - 1].extent) idx[--j] = 0;
+        if (j == 0) break;
+      }
+    }
+  for (auto& w : who) {
+    if (!w.empty()) w.pop_back();
+    if (w.empty()) w = "-";
+  }
+  auto same_rows = [&](std::int64_t a, std::int64_t b) {
+    for (std::int64_t j = 0; j < C; ++j)
+      if (who[static_cast<std::size_t>(a * C + j)] != who[static_cast<std::size_t>(b * C + j)]) return false;
+    return true;
+  };
+  auto same_cols = [&](std::int64_t a, std::int64_t b) {
+    for (std::int64_t i = 0; i < R; ++i)
+      if (who[static_cast<std::size_t>(i * C + a)] != who[static_cast<std::size_t>(i * C + b)]) return false;
+    return true;
+  };
+  std::vector<std::int64_t> rb{0}, cb{0};
+  for (std::int64_t i = 1; i < R; ++i)
+    if (!same_rows(i, i - 1)) rb.push_back(i);
+  for (std::int64_t j = 1; j < C; ++j)
+    if (!same_cols(j, j - 1)) cb.push_back(j);
+  rb.push_back(R);
+  cb.push_back(C);
+  const bool tabular = rb.size() <= 33 && cb.size() <= 17;
+  if (!tabular) {
+    out += "  (" + std::to_string(rb.size() - 1) + " row blocks x " + std::to_string(cb.size() - 1) +
+           " column blocks: too many to draw)\n";
+    return out;
+  }
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> head{""};
+  for (std::size_t j = 0; j + 1 < cb.size(); ++j)
+    head.push_back("cols " + std::to_string(cb[j]) + ":" + std::to_string(cb[j + 1]));
+  cells.push_back(head);
+  for (std::size_t i = 0; i + 1 < rb.size(); ++i) {
+    std::vector<std::string> row{"rows " + std::to_string(rb[i]) + ":" + std::to_string(rb[i + 1])};
+    for (std::size_t j = 0; j + 1 < cb.size(); ++j)
+      row.push_back(who[static_cast<std::size_t>(rb[i] * C + cb[j])]);
+    cells.push_back(row);
+  }
+  std::vector<std::size_t> width(cells[0].size(), 0);
+  for (const auto& row : cells)
+    for (std::size_t j = 0; j < row.size(); ++j) width[j] = std::max(width[j], row[j].size());
+  for (const auto& row : cells) {
+    out += " ";
+    for (std::size_t j = 0; j < row.size(); ++j) out += " " + row[j] + std::string(width[j] - row[j].size() + 1, ' ');
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace axe

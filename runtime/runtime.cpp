@@ -1,0 +1,248 @@
+// Runtime bootstrap: MPI, local rank, tunables, backend choice, collective agreement.
+#include "axe/runtime.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "axe/error.hpp"
+#include "axe/mpi_transport.hpp"
+
+#if defined(AXE_HAVE_CUDA)
+namespace axe::cuda {
+// Defined by the CUDA backend (runtime/cuda/, target axe_cuda with AXE_PROVIDES_BACKEND ON):
+// registers the "cuda" BackendEntry.
+void register_backend();
+}  // namespace axe::cuda
+#endif
+
+namespace axe {
+
+// ---- tunables -----------------------------------------------------------------------------
+
+namespace {
+constexpr Tunable kTunables[] = {
+    {"AXE_BACKEND", "", "host | cuda; empty: cuda when built in and a GPU is visible, else host"},
+    {"AXE_TIMEOUT_S", "300", "seconds any wait on a peer may take before it is an axe::Error"},
+    {"AXE_LOCAL_RANK", "", "local rank on the node (GPU index) when the launcher sets none"},
+    {"AXE_TEST_SEED", "", "seed of the seeded random tests (tests only)"},
+};
+}  // namespace
+
+std::span<const Tunable> tunables() { return kTunables; }
+
+std::string tunable(std::string_view name) {
+  for (const auto& t : kTunables)
+    if (t.name == name) {
+      const char* v = std::getenv(std::string(name).c_str());
+      return v && *v ? std::string(v) : std::string(t.default_value);
+    }
+  fail("tunable '" + std::string(name) + "' is not declared (runtime.cpp kTunables)");
+}
+
+double timeout_from_env() {
+  std::string v = tunable("AXE_TIMEOUT_S");
+  char* end = nullptr;
+  double t = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(t > 0))
+    fail("AXE_TIMEOUT_S='" + v + "' is not a positive number of seconds");
+  return t;
+}
+
+std::uint64_t fingerprint(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// ---- backend registry ---------------------------------------------------------------------
+
+namespace {
+std::mutex registry_mu;
+std::map<std::string, BackendEntry>& registry() {
+  static std::map<std::string, BackendEntry> r;
+  return r;
+}
+
+class HostBackend : public Backend {
+ public:
+  explicit HostBackend(Runtime& rt) : rt_(rt) {}
+  std::string_view name() const override { return "host"; }
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_shared<HostBuffer>(bytes); }
+  void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
+    if (src.size() != dst.bytes())
+      fail("host backend: copy of " + std::to_string(src.size()) + " bytes into a buffer of " +
+           std::to_string(dst.bytes()));
+    if (!src.empty()) std::memcpy(dst.host_data(), src.data(), src.size());
+  }
+  void copy_to_host(const Buffer& src, std::span<std::byte> dst) override {
+    if (dst.size() != src.bytes())
+      fail("host backend: copy of a buffer of " + std::to_string(src.bytes()) + " bytes into " +
+           std::to_string(dst.size()));
+    if (!dst.empty()) std::memcpy(dst.data(), src.host_data(), dst.size());
+  }
+  void execute(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
+    const std::byte* s = src.host_data();
+    std::byte* d = dst.host_data();
+    if ((!s && src.bytes()) || (!d && dst.bytes())) fail("host backend: buffers are not in host memory");
+    axe::execute(plan, rt_.transport(), std::span<const std::byte>(s, src.bytes()), std::span<std::byte>(d, dst.bytes()));
+  }
+
+ private:
+  Runtime& rt_;
+};
+
+void register_builtin() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_backend({"host", [] { return true; }, [](Runtime& rt) { return std::make_unique<HostBackend>(rt); }});
+#if defined(AXE_HAVE_CUDA)
+    axe::cuda::register_backend();
+#endif
+  });
+}
+
+Runtime* g_current = nullptr;
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0) fail(std::string(name) + "='" + v + "' is not a non-negative integer");
+  return static_cast<int>(x);
+}
+}  // namespace
+
+void register_backend(BackendEntry entry) {
+  std::lock_guard<std::mutex> g(registry_mu);
+  std::string n = entry.name;
+  registry()[n] = std::move(entry);
+}
+
+std::vector<std::string> registered_backends() {
+  register_builtin();
+  std::lock_guard<std::mutex> g(registry_mu);
+  std::vector<std::string> v;
+  for (const auto& [k, e] : registry()) v.push_back(k);
+  return v;
+}
+
+// ---- runtime ------------------------------------------------------------------------------
+
+Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (!inited) {
+    int provided = 0;
+    AXE_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    owns_mpi_ = true;
+  }
+  try {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    timeout_s_ = options.timeout_s > 0 ? options.timeout_s : timeout_from_env();
+    // Local size from a shared-memory split; local rank from the launcher when it says so.
+    MPI_Comm node;
+    AXE_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+    MPI_Comm_rank(node, &local_rank_);
+    MPI_Comm_size(node, &local_size_);
+    MPI_Comm_free(&node);
+    int lr = options.local_rank;
+    if (lr < 0) lr = env_int("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (lr < 0) lr = env_int("SLURM_LOCALID");
+    if (lr < 0) lr = env_int("AXE_LOCAL_RANK");
+    if (lr >= 0) local_rank_ = lr;
+    transport_ = std::make_unique<MpiTransport>(MPI_COMM_WORLD, timeout_s_);
+
+    register_builtin();
+    std::string want = options.backend.empty() ? tunable("AXE_BACKEND") : options.backend;
+    BackendEntry chosen;
+    {
+      std::lock_guard<std::mutex> g(registry_mu);
+      auto& reg = registry();
+      if (want.empty() || want == "auto") {
+        auto it = reg.find("cuda");
+        chosen = it != reg.end() && it->second.available() ? it->second : reg.at("host");
+      } else if (auto it = reg.find(want); it != reg.end()) {
+        if (!it->second.available())
+          fail("AXE_BACKEND=" + want + ": the backend is built in but cannot run here (no device visible to rank " +
+               std::to_string(rank_) + ")");
+        chosen = it->second;
+      } else if (want == "cuda") {
+        fail("AXE_BACKEND=cuda: this build of axe has no CUDA backend (configured without a CUDA toolkit); "
+             "use AXE_BACKEND=host");
+      } else {
+        std::string names;
+        for (const auto& [k, e] : reg) names += (names.empty() ? "" : ", ") + k;
+        fail("AXE_BACKEND='" + want + "' is not a backend; known: " + names);
+      }
+    }
+    previous_ = g_current;
+    g_current = this;
+    backend_ = chosen.make(*this);
+  } catch (...) {
+    if (g_current == this) g_current = previous_;
+    backend_.reset();
+    transport_.reset();
+    if (owns_mpi_) MPI_Finalize();
+    throw;
+  }
+}
+
+Runtime::~Runtime() {
+  if (g_current == this) g_current = previous_;
+  const bool bad = failed();
+  backend_.reset();
+  transport_.reset();
+  // After a timeout a peer may never answer: MPI_Finalize could block on it, so it is skipped and
+  // the launcher ends the job.
+  if (owns_mpi_ && !bad) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+}
+
+Runtime& Runtime::current() {
+  if (!g_current) fail("no axe::Runtime is alive: construct one (axe::Runtime rt(&argc, &argv)) before using DistTensor");
+  return *g_current;
+}
+
+bool Runtime::failed() const { return transport_ && transport_->failed(); }
+
+void Runtime::barrier() { transport_->barrier("barrier"); }
+
+void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
+                    std::string_view description) {
+  // max over ranks of: (size - rank) for failing ranks (-> the lowest failing rank), the
+  // fingerprint, and its complement (-> the minimum fingerprint).
+  std::uint64_t v[3] = {local_error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp};
+  transport_->allreduce_max(v, std::string(what) + " (agreement)");
+  if (v[0] != 0) {
+    const int bad = size_ - static_cast<int>(v[0]);
+    std::uint64_t len = bad == rank_ ? local_error.size() : 0;
+    transport_->broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&len, 1)), bad, what);
+    std::string msg(static_cast<std::size_t>(len), '\0');
+    if (bad == rank_) msg = local_error;
+    transport_->broadcast(std::as_writable_bytes(std::span<char>(msg.data(), msg.size())), bad, what);
+    if (!local_error.empty() && bad != rank_)
+      fail(std::string(what) + ": " + local_error + " (rank " + std::to_string(rank_) + "; lowest failing rank " +
+           std::to_string(bad) + ")");
+    fail(std::string(what) + ": " + msg + " (reported by rank " + std::to_string(bad) + ")");
+  }
+  if (v[1] != ~v[2]) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "%016llx (ranks range %016llx..%016llx)", static_cast<unsigned long long>(fp),
+                  static_cast<unsigned long long>(~v[2]), static_cast<unsigned long long>(v[1]));
+    fail(std::string(what) + ": the ranks disagree on the request; rank " + std::to_string(rank_) + " has '" +
+         std::string(description) + "', fingerprint " + buf);
+  }
+}
+
+}  // namespace axe

@@ -1,0 +1,111 @@
+// DistTensor basics over real ranks: runtime identity, from_global with placement sugar,
+// scatter / gather / gather_all, local views and the sharding picture.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "axe/error.hpp"
+#include "runtime_test_util.hpp"
+
+namespace axe {
+namespace {
+
+using test::rt;
+
+HostTensor iota(std::vector<std::int64_t> shape, DType dt = DType::F64) {
+  HostTensor h(std::move(shape), dt);
+  for (std::int64_t i = 0; i < h.elements(); ++i) h.set(i, static_cast<double>(i));
+  return h;
+}
+
+TEST(Runtime, KnowsRankSizeAndBackend) {
+  EXPECT_GE(rt().rank(), 0);
+  EXPECT_LT(rt().rank(), rt().size());
+  EXPECT_EQ(rt().backend().name(), "host");
+  EXPECT_GE(rt().local_rank(), 0);
+  EXPECT_LE(rt().local_size(), rt().size());
+  EXPECT_EQ(tunable("AXE_BACKEND"), std::getenv("AXE_BACKEND") ? std::getenv("AXE_BACKEND") : "");
+  bool found = false;
+  for (const auto& t : tunables()) found = found || (t.name == "AXE_TIMEOUT_S" && t.default_value == "300");
+  EXPECT_TRUE(found);
+}
+
+TEST(DistTensor, FromGlobalWithPlacementsHoldsTheShard) {
+  AXE_SKIP_IF_WORLD_SMALLER(4);
+  HostTensor x = iota({4, 6});
+  Mesh m = parse_mesh("dp=2,tp=2");
+  auto t = DistTensor::from_global(x, m, {Shard(0), Shard(1)});
+  if (m.contains(rt().rank())) {
+    auto c = m.coord(rt().rank());
+    LocalView v = t.local();
+    EXPECT_EQ(v.shape, (std::vector<std::int64_t>{2, 3}));
+    auto d = t.local_as<double>();
+    ASSERT_EQ(d.size(), 6u);
+    for (std::int64_t i = 0; i < 2; ++i)
+      for (std::int64_t j = 0; j < 3; ++j)
+        EXPECT_EQ(d[static_cast<std::size_t>(i * 3 + j)], static_cast<double>((c[0] * 2 + i) * 6 + c[1] * 3 + j));
+  } else {
+    EXPECT_TRUE(t.local_bytes().empty());
+  }
+  EXPECT_EQ(test::compare_local(t, test::rt().rank() < 4 ? fill_source(t.layout(), rt().rank()) : std::vector<double>{}),
+            "");
+}
+
+TEST(DistTensor, FromGlobalPartialReducesToTheValue) {
+  Mesh m = parse_mesh("gpu=" + std::to_string(rt().size()));
+  HostTensor x = iota({5, 3});
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max, ReduceOp::Prod}) {
+    auto t = DistTensor::from_global(x, m, {Partial(op)});
+    HostTensor y = t.gather_all();
+    EXPECT_EQ(y.data, x.data) << to_string(op);
+  }
+}
+
+TEST(DistTensor, ScatterThenGatherIsIdentity) {
+  const int n = rt().size();
+  Mesh m = parse_mesh("gpu=" + std::to_string(n));
+  for (DType dt : {DType::F64, DType::F32, DType::I32, DType::BF16, DType::U8}) {
+    HostTensor x = iota({7, 3}, dt);
+    HostTensor in = rt().rank() == n - 1 ? x : HostTensor();
+    in.shape = x.shape;
+    in.dtype = dt;
+    auto t = DistTensor::scatter(in, shard({7, 3}, m, {Shard(0)}), n - 1);
+    EXPECT_EQ(test::compare_local(t, fill_source(t.layout(), rt().rank())), "");
+    HostTensor y = t.gather(0);
+    if (rt().rank() == 0) EXPECT_EQ(y.data, x.data) << to_string(dt);
+    else EXPECT_TRUE(y.data.empty());
+    EXPECT_EQ(t.gather_all().data, x.data);
+  }
+}
+
+TEST(DistTensor, RedistributeAcrossMeshes) {
+  AXE_SKIP_IF_WORLD_SMALLER(4);
+  // From ranks {0,1} to the 2x2 mesh, and to a reordered mesh.
+  HostTensor x = iota({6, 4});
+  auto a = DistTensor::from_global(x, Mesh({{"g", 2}}, {0, 1}), {Shard(1)});
+  auto b = a.redistribute(parse_mesh("x=2,y=2"), {Shard(0), Replicate()});
+  EXPECT_EQ(b.gather_all().data, x.data);
+  auto c = b.redistribute(Mesh({{"x", 2}, {"y", 2}}, {3, 1, 2, 0}), {Shard(1), Shard(0)});
+  EXPECT_EQ(c.gather(2).data, rt().rank() == 2 ? x.data : std::vector<std::byte>{});
+}
+
+TEST(DistTensor, EmptyIsZeroAndSized) {
+  Mesh m = parse_mesh("gpu=" + std::to_string(rt().size()));
+  auto t = DistTensor::empty(shard({5, 2}, m, {Shard(0)}), DType::I64);
+  EXPECT_EQ(t.local_bytes().size(), static_cast<std::size_t>(t.layout().local_elements() * 8));
+  for (auto b : t.local_bytes()) EXPECT_EQ(b, std::byte{0});
+}
+
+TEST(DistTensor, VisualizeNamesTheHolders) {
+  Mesh m = parse_mesh("dp=2,tp=2");
+  std::string s = DistTensor::visualize(shard({4, 6}, m, {Shard(0), Shard(1)}));
+  EXPECT_NE(s.find("rows 0:2"), std::string::npos) << s;
+  EXPECT_NE(s.find("cols 3:6"), std::string::npos) << s;
+  s = DistTensor::visualize(shard({4, 6}, m, {Shard(0), Replicate()}));
+  EXPECT_NE(s.find("2,3"), std::string::npos) << s;
+  s = DistTensor::visualize(shard({4, 6}, m, {Replicate(), Partial()}));
+  EXPECT_NE(s.find("1:t1"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace axe

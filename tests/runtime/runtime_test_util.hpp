@@ -1,0 +1,73 @@
+// Helpers of the MPI runtime tests: the global tensor (element x holds x), source shards from the
+// simulator's oracle, and element-by-element checks against reference_destination.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "axe/dist_tensor.hpp"
+#include "axe/runtime.hpp"
+#include "axe/simulate.hpp"
+
+namespace axe::test {
+
+inline Runtime& rt() { return Runtime::current(); }
+
+// A mesh that needs more ranks than the world is skipped on every rank alike.
+#define AXE_SKIP_IF_WORLD_SMALLER(n)                                                               \
+  do {                                                                                             \
+    if (::axe::Runtime::current().size() < (n))                                                    \
+      GTEST_SKIP() << "needs " << (n) << " ranks, the world has " << ::axe::Runtime::current().size(); \
+  } while (0)
+
+inline std::int64_t max_rank(const DistLayout& l) {
+  std::int64_t m = 0;
+  for (auto r : l.mesh().ranks()) m = std::max(m, r);
+  return m;
+}
+
+// This rank's source shard of `l` for the global tensor x -> x (partial terms per simulate.hpp).
+inline DistTensor source_tensor(const DistLayout& l, DType dt) {
+  std::vector<double> v = fill_source(l, rt().rank());
+  std::vector<std::byte> b(v.size() * static_cast<std::size_t>(size_of(dt)));
+  for (std::size_t i = 0; i < v.size(); ++i) store_element(dt, b.data() + i * static_cast<std::size_t>(size_of(dt)), v[i]);
+  return DistTensor::wrap(l, dt, std::move(b));
+}
+
+// "" when the local buffer equals `want` (NaN = padding: NaN for floats, 0 for integers).
+inline std::string compare_local(const DistTensor& t, const std::vector<double>& want) {
+  auto bytes = t.local_bytes();
+  const std::int64_t es = size_of(t.dtype());
+  if (static_cast<std::int64_t>(bytes.size()) != static_cast<std::int64_t>(want.size()) * es)
+    return "rank " + std::to_string(rt().rank()) + ": buffer has " + std::to_string(bytes.size() / es) +
+           " elements, expected " + std::to_string(want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    double got = load_element(t.dtype(), bytes.data() + i * static_cast<std::size_t>(es));
+    double w = want[i];
+    if (std::isnan(w) && !is_floating(t.dtype())) w = 0;
+    bool same = (std::isnan(w) && std::isnan(got)) || w == got;
+    if (!same)
+      return "rank " + std::to_string(rt().rank()) + " slot " + std::to_string(i) + ": expected " +
+             std::to_string(w) + ", got " + std::to_string(got);
+  }
+  return "";
+}
+
+// Redistributes from -> to on the world; checks the destination element by element against the
+// reference, and that the source is unchanged. Returns "" or the first mismatch.
+inline std::string check_redistribute(const DistLayout& from, const DistLayout& to, DType dt) {
+  DistTensor src = source_tensor(from, dt);
+  std::vector<std::byte> before(src.local_bytes().begin(), src.local_bytes().end());
+  DistTensor dst = src.redistribute(to);
+  std::vector<double> want;
+  if (to.mesh().contains(rt().rank())) want = reference_destination(from, to).at(rt().rank());
+  std::string err = compare_local(dst, want);
+  if (err.empty() && !std::equal(before.begin(), before.end(), src.local_bytes().begin(), src.local_bytes().end()))
+    err = "rank " + std::to_string(rt().rank()) + ": the source buffer changed";
+  return err.empty() ? "" : err + "\n  request: " + dst.last_plan();
+}
+
+}  // namespace axe::test
