@@ -54,11 +54,18 @@ class Transport {
   // for this rank; send[i] is this rank's block for group[i] (all of out's size for this rank).
   virtual void reduce_scatter(std::span<const std::int64_t> group, std::span<const SendBuffer> send,
                               std::span<std::byte> out, DType dtype, ReduceOp op);
+  // broadcast: group[root]'s `data` lands in every other member's `data` (sized alike).
+  virtual void broadcast(std::span<const std::int64_t> group, std::size_t root, std::span<std::byte> data);
   // all_reduce: out = reduction over members (in group order) of their `in`.
   virtual void all_reduce(std::span<const std::int64_t> group, std::span<const std::byte> in,
                           std::span<std::byte> out, DType dtype, ReduceOp op);
 };
 
+// Collective steps always call the transport's collective (every member of the group calls it,
+// with blocks of equal size when Step::equal_blocks, possibly unequal or empty otherwise); a
+// rank whose messages do not have the collective's shape is a planner bug and raises
+// axe::Error naming the rank and step (never a silent per-rank fallback).
+//
 // Runs `plan` on this rank: `source` holds the rank's source shard (plan.buffers.front()
 // elements, empty when the rank is not in the source mesh); `destination` receives its
 // destination shard (plan.buffers.back() elements), padding set to NaN (0 for integer types).

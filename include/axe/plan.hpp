@@ -17,7 +17,15 @@
 // broadcast, permute (every rank sends to at most one peer) and send-recv (grouped point-to-point
 // exchange, the general fallback). A collective runs on `group`: the ranks sharing every mesh
 // coordinate of this rank except those on `axes` (Mesh::group). The messages of a collective step
-// are still listed, so an executor may run any step as a grouped send/recv.
+// are still listed (a backend may run a collective as a grouped send/recv inside the group).
+//
+// Agreement (what MPI/NCCL backends rely on): a step's kind, axes, equal_blocks and root are
+// decided from the two layouts' common factorisation alone, never from one rank's traffic, so
+// every rank of the plan records the same values, and every member of a group records the same
+// group. A collective kind is emitted only when it is provably that collective for every member
+// of every group (e.g. all-gather: the factors on the group's axes in the source all move to
+// memory and the destination replicates over the group); otherwise the step is send-recv. The
+// executor follows the recorded kind and never switches per rank.
 //
 // Partial sources: each Transfer carries the term it holds; with `reduce` the receiver combines
 // the terms with `op` (avg: sum, then divide by `terms`).
@@ -82,6 +90,12 @@ struct Step {
   std::vector<Transfer> fills;   // out boxes set to op's identity (partial destinations)
   std::vector<Message> sends;    // by peer, ascending
   std::vector<Message> recvs;
+  // Collectives: true when every member's block has the same number of elements (the native
+  // collective applies); false for uneven shards (torch.chunk tails), where a backend runs the
+  // v-variant (e.g. grouped send/recv inside the group). The same on every rank.
+  bool equal_blocks = true;
+  std::int64_t root = -1;  // broadcast: the rank that holds the data (a member of group)
+  std::int64_t staging_bytes = 0;  // pack + unpack staging of this step on this rank
   std::int64_t elements_sent() const;
   std::int64_t elements_received() const;
   bool operator==(const Step&) const = default;
@@ -140,6 +154,7 @@ struct Plan {
   PlanRequest request;
   std::vector<StepKind> kinds;             // per step
   std::vector<std::vector<Axis>> axes;     // per step
+  std::vector<bool> equal_blocks;          // per step (see Step::equal_blocks)
   std::vector<RankPlan> ranks;             // every rank of either mesh, ascending
   double estimated_seconds = 0;
   PlanStats totals;                        // summed over ranks

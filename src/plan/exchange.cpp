@@ -412,6 +412,11 @@ class Planner {
     return out;
   }
 
+  std::int64_t receive_only() {
+    receive();
+    return ex.lower_bound_elements;
+  }
+
   Exchange run() {
     send();
     receive();
@@ -435,6 +440,193 @@ class Planner {
 }  // namespace
 
 Exchange exchange(const Pair& p, std::int64_t rank) { return Planner(p, rank).run(); }
+
+std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank) { return Planner(p, rank).receive_only(); }
+
+namespace {
+
+// One unknown of a side's device coordinate on one axis: a refined digit, a replica or a term.
+struct Var {
+  VarRef::Kind kind;
+  std::size_t index;
+  std::int64_t extent, stride;
+};
+
+// Per box, what the closed form needs: the box with only its (m, m) digits free (rank-independent),
+// and per device axis of each side the unknowns, largest stride first (decoded greedily).
+struct FastBox {
+  Transfer tmpl;
+  std::vector<std::vector<Var>> s_vars, d_vars;
+};
+
+// Greedy mixed-radix decode of r over nested positive strides; false when r is not reachable.
+bool decode_axis(std::int64_t r, const std::vector<Var>& vars, std::vector<std::int64_t>& md,
+                 std::vector<std::int64_t>& rep, std::vector<std::int64_t>& term) {
+  for (const Var& v : vars) {
+    std::int64_t d = r >= 0 ? r / v.stride : -1;
+    if (d < 0 || d >= v.extent) return false;
+    r -= d * v.stride;
+    auto& slot = v.kind == VarRef::ModeV ? md : v.kind == VarRef::RepV ? rep : term;
+    if (v.kind == VarRef::ModeV && slot[v.index] >= 0 && slot[v.index] != d) return false;
+    slot[v.index] = d;
+  }
+  return r == 0;
+}
+
+// Unknowns of one side on each device axis; false when a stride is negative or not nested.
+bool side_vars(const GBox& b, const Side& s, bool is_src, std::vector<std::vector<Var>>& out) {
+  out.assign(static_cast<std::size_t>(s.naxes), {});
+  for (std::size_t i = 0; i < b.modes.size(); ++i) {
+    const Mode& m = b.modes[i];
+    int a = is_src ? m.s_axis : m.d_axis;
+    if (a < s.naxes) out[static_cast<std::size_t>(a)].push_back({VarRef::ModeV, i, m.extent, is_src ? m.s_stride : m.d_stride});
+  }
+  for (std::size_t i = 0; i < s.rep.size(); ++i) {
+    if (s.rep[i].axis == s.naxes) return false;
+    out[static_cast<std::size_t>(s.rep[i].axis)].push_back({VarRef::RepV, i, s.rep[i].extent, s.rep[i].stride});
+  }
+  for (std::size_t i = 0; i < s.part.size(); ++i) {
+    if (s.part[i].axis == s.naxes) return false;
+    out[static_cast<std::size_t>(s.part[i].axis)].push_back({VarRef::PartV, i, s.part[i].extent, s.part[i].stride});
+  }
+  for (auto& v : out) {
+    std::sort(v.begin(), v.end(), [](const Var& x, const Var& y) { return x.stride > y.stride; });
+    std::int64_t reach = 1;
+    for (std::size_t j = v.size(); j-- > 0;) {
+      if (v[j].stride < reach) return false;  // also rejects <= 0
+      reach = v[j].stride * v[j].extent;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const std::vector<Axis>& axes,
+                                      StepKind kind) {
+  const Mesh& mesh = p.src.layout->mesh();
+  if (!(mesh == p.dst.layout->mesh())) return std::nullopt;
+  if (p.partial == PartialMode::Match) return std::nullopt;
+  for (auto m : p.match)
+    if (m < 0) return std::nullopt;  // filled terms
+  const int mem = p.src.naxes;
+  std::vector<FastBox> fb(p.boxes.size());
+  for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
+    const GBox& b = p.boxes[bi];
+    if (!side_vars(b, p.src, true, fb[bi].s_vars) || !side_vars(b, p.dst, false, fb[bi].d_vars)) return std::nullopt;
+    Transfer& t = fb[bi].tmpl;
+    t.src_offset = b.s_base[static_cast<std::size_t>(mem)];
+    t.dst_offset = b.d_base[static_cast<std::size_t>(mem)];
+    for (const Mode& m : b.modes) {
+      if (m.s_axis != mem || m.d_axis != mem) continue;
+      if (!t.extents.empty() && t.src_strides.back() == m.extent * m.s_stride &&
+          t.dst_strides.back() == m.extent * m.d_stride) {
+        t.extents.back() *= m.extent;
+        t.src_strides.back() = m.s_stride;
+        t.dst_strides.back() = m.d_stride;
+      } else {
+        t.extents.push_back(m.extent);
+        t.src_strides.push_back(m.s_stride);
+        t.dst_strides.push_back(m.d_stride);
+      }
+    }
+  }
+  Exchange ex;
+  auto me = mesh.find_index(rank);
+  if (!me) return ex;
+  const std::vector<std::int64_t> c = mesh.coord_of_index(*me);
+  std::vector<std::size_t> gaxes;
+  for (Axis a : axes) gaxes.push_back(*mesh.axis_index(a));
+  const bool self_only = kind == StepKind::LocalCopy;
+  const bool reduce = p.partial == PartialMode::Reduce && !p.reduced.empty();
+  std::vector<std::int64_t> md, rs, ts, rd, td;
+  // The box b moving from the rank at source coordinate cs to the rank at destination cd.
+  auto between = [&](std::size_t bi, const std::vector<std::int64_t>& cs, const std::vector<std::int64_t>& cd,
+                     Transfer& out) -> bool {
+    const GBox& b = p.boxes[bi];
+    const FastBox& f = fb[bi];
+    md.assign(b.modes.size(), -1);
+    rs.assign(p.src.rep.size(), 0);
+    ts.assign(p.src.part.size(), 0);
+    rd.assign(p.dst.rep.size(), 0);
+    td.assign(p.dst.part.size(), 0);
+    for (int a = 0; a < mem; ++a) {
+      const auto ua = static_cast<std::size_t>(a);
+      if (!decode_axis(cs[ua] - b.s_base[ua], f.s_vars[ua], md, rs, ts)) return false;
+      if (!decode_axis(cd[ua] - b.d_base[ua], f.d_vars[ua], md, rd, td)) return false;
+    }
+    for (std::size_t i = 0; i < p.match.size(); ++i)
+      if (td[i] != ts[static_cast<std::size_t>(p.match[i])]) return false;
+    out.extents = f.tmpl.extents;  // reuses out's storage
+    out.src_strides = f.tmpl.src_strides;
+    out.dst_strides = f.tmpl.dst_strides;
+    out.src_offset = f.tmpl.src_offset;
+    out.dst_offset = f.tmpl.dst_offset;
+    out.term = 0;
+    for (std::size_t i = 0; i < b.modes.size(); ++i) {
+      const Mode& m = b.modes[i];
+      if (m.s_axis == mem && m.d_axis != mem) out.src_offset += md[i] * m.s_stride;
+      if (m.d_axis == mem && m.s_axis != mem) out.dst_offset += md[i] * m.d_stride;
+    }
+    if (reduce) {
+      std::int64_t x = 0;
+      for (auto j : p.reduced) x = x * p.src.part[j].extent + ts[j];
+      out.term = x;
+    }
+    return true;
+  };
+  // Members of the group (Mesh::group), visited by ascending rank so messages come out sorted.
+  std::int64_t g = 1;
+  for (auto a : gaxes) g *= mesh.sizes()[a];
+  if (self_only) g = 1;
+  std::vector<std::pair<std::int64_t, std::int64_t>> members;  // (rank, index in group order)
+  members.reserve(static_cast<std::size_t>(g));
+  std::vector<std::int64_t> other = c;
+  auto member_coord = [&](std::int64_t j) {
+    for (std::size_t k = gaxes.size(); k-- > 0 && !self_only;) {
+      other[gaxes[k]] = j % mesh.sizes()[gaxes[k]];
+      j /= mesh.sizes()[gaxes[k]];
+    }
+  };
+  for (std::int64_t j = 0; j < g; ++j) {
+    member_coord(j);
+    members.push_back({self_only ? rank : mesh.rank_at(other), j});
+  }
+  std::sort(members.begin(), members.end());
+  ex.sends.reserve(members.size());
+  ex.recvs.reserve(members.size());
+  Transfer t;
+  for (auto [peer, j] : members) {
+    member_coord(j);
+    const bool self = peer == rank;
+    Message* in = nullptr;
+    Message* out = nullptr;
+    for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
+      if (between(bi, other, c, t)) {
+        if (self) {
+          ex.copies.push_back(t);
+        } else {
+          if (!in) {
+            in = &ex.recvs.emplace_back();
+            in->peer = peer;
+          }
+          in->boxes.push_back(t);
+        }
+      }
+      if (!self && between(bi, c, other, t)) {
+        if (!out) {
+          out = &ex.sends.emplace_back();
+          out->peer = peer;
+        }
+        out->boxes.push_back(t);
+      }
+    }
+    if (in && !reduce) ex.lower_bound_elements += in->elements();
+  }
+  if (reduce && !ex.recvs.empty())
+    for (const auto& cp : ex.copies) ex.lower_bound_elements += cp.elements();
+  return ex;
+}
 
 }  // namespace axe::internal
 

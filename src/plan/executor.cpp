@@ -201,119 +201,149 @@ struct Exec {
     return true;
   }
 
-  const Message* find(const std::vector<Message>& v, std::int64_t peer) {
-    for (const auto& m : v)
-      if (m.peer == peer) return &m;
-    return nullptr;
+  static const Message* find(const std::vector<Message>& v, std::int64_t peer) {
+    auto it = std::lower_bound(v.begin(), v.end(), peer, [](const Message& m, std::int64_t p) { return m.peer < p; });
+    return it != v.end() && it->peer == peer ? &*it : nullptr;
   }
 
-  bool in_group(const Step& s) {
-    for (const auto& m : s.sends)
-      if (std::find(s.group.begin(), s.group.end(), m.peer) == s.group.end()) return false;
-    for (const auto& m : s.recvs)
-      if (std::find(s.group.begin(), s.group.end(), m.peer) == s.group.end()) return false;
-    return true;
+  [[noreturn]] void bad(const Step& s, std::size_t index, const std::string& why) {
+    fail("executor: rank " + std::to_string(plan.rank) + " step " + std::to_string(index) + " (" +
+         std::string(to_string(s.kind)) + " on a group of " + std::to_string(s.group.size()) +
+         "): " + why + " (a planner bug: every member must run the collective)");
   }
 
-  // Collective paths; return false when this rank's messages do not have the collective's shape
-  // (the step then runs as a grouped send/recv, which moves the same bytes).
-  bool try_collective(const Step& s, std::span<const std::byte> in, std::span<std::byte> out) {
-    if (!is_collective(s.kind) || s.group.empty() || !in_group(s)) return false;
+  void local_copies(const Step& s, std::span<const std::byte> in, std::span<std::byte> out) {
+    std::vector<std::byte> tmp;
+    for (const auto& c : s.copies) {
+      pack({c}, in, tmp);
+      unpack(c, tmp.data(), out, false, s.op, 1.0);
+    }
+  }
+
+  // A collective step: this rank calls the transport's collective, whatever its own share is
+  // (possibly empty), because every member of the group does.
+  void run_collective(const Step& s, std::size_t index, std::span<const std::byte> in, std::span<std::byte> out) {
     const auto& g = s.group;
-    if (s.kind == StepKind::AllGather && !s.reduce) {
-      for (const auto& m : s.sends)
-        if (!same_src(m.boxes, s.sends[0].boxes)) return false;
-      if (!s.sends.empty() && s.sends.size() + 1 != g.size()) return false;
-      std::vector<std::byte> mine;
-      if (!s.sends.empty()) pack(s.sends[0].boxes, in, mine);
-      std::vector<std::vector<std::byte>> store(g.size());
-      std::vector<RecvBuffer> blocks(g.size());
-      for (std::size_t i = 0; i < g.size(); ++i) {
-        blocks[i].peer = g[i];
-        if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) {
-          store[i].resize(static_cast<std::size_t>(m->elements() * es));
-          blocks[i].data = store[i];
-        }
-      }
-      tr.all_gather(g, mine, blocks);
-      for (const auto& c : s.copies) {
-        std::vector<std::byte> tmp;
-        pack({c}, in, tmp);
-        unpack(c, tmp.data(), out, false, s.op, 1.0);
-      }
-      for (std::size_t i = 0; i < g.size(); ++i)
-        if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) unpack_message(*m, store[i].data(), out);
-      return true;
-    }
-    if (s.kind == StepKind::AllToAll && !s.reduce) {
-      std::vector<std::vector<std::byte>> sstore(g.size()), rstore(g.size());
-      std::vector<SendBuffer> sb(g.size());
-      std::vector<RecvBuffer> rb(g.size());
-      for (std::size_t i = 0; i < g.size(); ++i) {
-        sb[i].peer = rb[i].peer = g[i];
-        if (g[i] == plan.rank) continue;
-        if (const Message* m = find(s.sends, g[i])) {
-          pack(m->boxes, in, sstore[i]);
-          sb[i].data = sstore[i];
-        }
-        if (const Message* m = find(s.recvs, g[i])) {
-          rstore[i].resize(static_cast<std::size_t>(m->elements() * es));
-          rb[i].data = rstore[i];
-        }
-      }
-      tr.all_to_all(g, sb, rb);
-      for (const auto& c : s.copies) {
-        std::vector<std::byte> tmp;
-        pack({c}, in, tmp);
-        unpack(c, tmp.data(), out, false, s.op, 1.0);
-      }
-      for (std::size_t i = 0; i < g.size(); ++i)
-        if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) unpack_message(*m, rstore[i].data(), out);
-      return true;
-    }
-    if ((s.kind == StepKind::ReduceScatter || s.kind == StepKind::AllReduce) && s.reduce) {
-      // Every member contributes one term of the same elements: the self copy and each received
-      // message must cover the same destination boxes.
-      if (s.copies.empty() || s.recvs.size() + 1 != g.size()) return false;
-      for (const auto& c : s.copies)
-        if (c.term != s.copies[0].term) return false;
-      for (const auto& m : s.recvs)
-        if (!same_dst(m.boxes, s.copies)) return false;
-      if (s.kind == StepKind::AllReduce) {
+    auto member = [&](std::int64_t r) { return std::find(g.begin(), g.end(), r) != g.end(); };
+    for (const auto& m : s.sends)
+      if (!member(m.peer)) bad(s, index, "sends to rank " + std::to_string(m.peer) + " outside the group");
+    for (const auto& m : s.recvs)
+      if (!member(m.peer)) bad(s, index, "receives from rank " + std::to_string(m.peer) + " outside the group");
+    switch (s.kind) {
+      case StepKind::AllGather: {
+        if (s.reduce) bad(s, index, "an all-gather cannot reduce");
         for (const auto& m : s.sends)
-          if (!same_src(m.boxes, s.copies)) return false;
-        if (s.sends.size() + 1 != g.size()) return false;
-      } else if (s.sends.size() + 1 != g.size()) {
-        return false;
-      }
-      std::vector<std::byte> mine, result;
-      pack(s.copies, in, mine);
-      result.resize(mine.size());
-      if (s.kind == StepKind::AllReduce) {
-        tr.all_reduce(g, mine, result, dt, s.op);
-      } else {
+          if (!same_src(m.boxes, s.sends[0].boxes)) bad(s, index, "sends different blocks to different members");
+        if (!s.sends.empty() && s.sends.size() + 1 != g.size()) bad(s, index, "does not send its block to every member");
+        std::vector<std::byte> mine;
+        if (!s.sends.empty()) pack(s.sends[0].boxes, in, mine);
         std::vector<std::vector<std::byte>> store(g.size());
-        std::vector<SendBuffer> sb(g.size());
+        std::vector<RecvBuffer> blocks(g.size());
         for (std::size_t i = 0; i < g.size(); ++i) {
-          sb[i].peer = g[i];
-          if (g[i] == plan.rank) {
-            sb[i].data = mine;
-          } else if (const Message* m = find(s.sends, g[i])) {
-            pack(m->boxes, in, store[i]);
-            sb[i].data = store[i];
+          blocks[i].peer = g[i];
+          if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) {
+            store[i].resize(static_cast<std::size_t>(m->elements() * es));
+            blocks[i].data = store[i];
           }
         }
-        tr.reduce_scatter(g, sb, result, dt, s.op);
+        tr.all_gather(g, mine, blocks);
+        local_copies(s, in, out);
+        for (std::size_t i = 0; i < g.size(); ++i)
+          if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) unpack_message(*m, store[i].data(), out);
+        return;
       }
-      double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
-      std::int64_t pos = 0;
-      for (const auto& c : s.copies) {
-        unpack(c, result.data() + pos * es, out, false, s.op, divide);
-        pos += c.elements();
+      case StepKind::AllToAll: {
+        if (s.reduce) bad(s, index, "an all-to-all cannot reduce");
+        std::vector<std::vector<std::byte>> sstore(g.size()), rstore(g.size());
+        std::vector<SendBuffer> sb(g.size());
+        std::vector<RecvBuffer> rb(g.size());
+        for (std::size_t i = 0; i < g.size(); ++i) {
+          sb[i].peer = rb[i].peer = g[i];
+          if (g[i] == plan.rank) continue;
+          if (const Message* m = find(s.sends, g[i])) {
+            pack(m->boxes, in, sstore[i]);
+            sb[i].data = sstore[i];
+          }
+          if (const Message* m = find(s.recvs, g[i])) {
+            rstore[i].resize(static_cast<std::size_t>(m->elements() * es));
+            rb[i].data = rstore[i];
+          }
+        }
+        tr.all_to_all(g, sb, rb);
+        local_copies(s, in, out);
+        for (std::size_t i = 0; i < g.size(); ++i)
+          if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) unpack_message(*m, rstore[i].data(), out);
+        return;
       }
-      return true;
+      case StepKind::Broadcast: {
+        if (s.reduce) bad(s, index, "a broadcast cannot reduce");
+        auto it = std::find(g.begin(), g.end(), s.root);
+        if (it == g.end()) bad(s, index, "its root " + std::to_string(s.root) + " is not a member");
+        const auto root = static_cast<std::size_t>(it - g.begin());
+        std::vector<std::byte> data;
+        const Message* m = nullptr;
+        if (plan.rank == s.root) {
+          for (const auto& x : s.sends)
+            if (!same_src(x.boxes, s.sends[0].boxes)) bad(s, index, "the root sends different blocks");
+          if (!s.recvs.empty()) bad(s, index, "the root receives");
+          if (!s.sends.empty()) pack(s.sends[0].boxes, in, data);
+        } else {
+          if (!s.sends.empty() || s.recvs.size() > 1) bad(s, index, "a non-root member sends or receives twice");
+          if (!s.recvs.empty()) {
+            if (s.recvs[0].peer != s.root) bad(s, index, "receives from a member other than the root");
+            m = &s.recvs[0];
+            data.resize(static_cast<std::size_t>(m->elements() * es));
+          }
+        }
+        tr.broadcast(g, root, data);
+        local_copies(s, in, out);
+        if (m) unpack_message(*m, data.data(), out);
+        return;
+      }
+      case StepKind::ReduceScatter:
+      case StepKind::AllReduce: {
+        if (!s.reduce) bad(s, index, "nothing to reduce");
+        // Every member contributes one term of the same elements: the self copy and each
+        // received message cover the same destination boxes.
+        for (const auto& c : s.copies)
+          if (c.term != s.copies[0].term) bad(s, index, "holds several terms of one element");
+        for (const auto& m : s.recvs)
+          if (!same_dst(m.boxes, s.copies)) bad(s, index, "a received term does not match the local term");
+        if (!s.copies.empty() && s.recvs.size() + 1 != g.size()) bad(s, index, "does not receive a term from every member");
+        if (s.kind == StepKind::AllReduce) {
+          for (const auto& m : s.sends)
+            if (!same_src(m.boxes, s.copies)) bad(s, index, "sends a block other than its own term");
+          if (!s.copies.empty() && s.sends.size() + 1 != g.size()) bad(s, index, "does not send to every member");
+        }
+        std::vector<std::byte> mine, result;
+        pack(s.copies, in, mine);
+        result.resize(mine.size());
+        if (s.kind == StepKind::AllReduce) {
+          tr.all_reduce(g, mine, result, dt, s.op);
+        } else {
+          std::vector<std::vector<std::byte>> store(g.size());
+          std::vector<SendBuffer> sb(g.size());
+          for (std::size_t i = 0; i < g.size(); ++i) {
+            sb[i].peer = g[i];
+            if (g[i] == plan.rank) {
+              sb[i].data = mine;
+            } else if (const Message* m = find(s.sends, g[i])) {
+              pack(m->boxes, in, store[i]);
+              sb[i].data = store[i];
+            }
+          }
+          tr.reduce_scatter(g, sb, result, dt, s.op);
+        }
+        double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
+        std::int64_t pos = 0;
+        for (const auto& c : s.copies) {
+          unpack(c, result.data() + pos * es, out, false, s.op, divide);
+          pos += c.elements();
+        }
+        return;
+      }
+      default: bad(s, index, "not a collective");
     }
-    return false;
   }
 
   void unpack_message(const Message& m, const std::byte* data, std::span<std::byte> out) {
@@ -324,9 +354,12 @@ struct Exec {
     }
   }
 
-  void run_step(const Step& s, std::span<const std::byte> in, std::span<std::byte> out) {
+  void run_step(const Step& s, std::size_t index, std::span<const std::byte> in, std::span<std::byte> out) {
     for (const auto& f : s.fills) fill(f, out, internal::identity_of(s.op));
-    if (try_collective(s, in, out)) return;
+    if (is_collective(s.kind) && s.group.size() > 1) {
+      run_collective(s, index, in, out);
+      return;
+    }
     std::vector<std::vector<std::byte>> sstore(s.sends.size()), rstore(s.recvs.size());
     std::vector<SendBuffer> sb(s.sends.size());
     std::vector<RecvBuffer> rb(s.recvs.size());
@@ -408,9 +441,10 @@ void execute(const RankPlan& plan, Transport& transport, std::span<const std::by
     if (static_cast<std::size_t>(i) + 1 == nb) return destination;
     return staging[static_cast<std::size_t>(i)];
   };
-  for (const auto& s : plan.steps) {
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
     std::span<const std::byte> in = s.in == 0 ? source : std::span<const std::byte>(buf(s.in));
-    ex.run_step(s, in, buf(s.out));
+    ex.run_step(s, i, in, buf(s.out));
   }
 }
 
@@ -463,6 +497,19 @@ void Transport::reduce_scatter(std::span<const std::int64_t> group, std::span<co
     else reduce_into(dtype, op, out.data(), src, n);
     first = false;
   }
+}
+
+void Transport::broadcast(std::span<const std::int64_t> group, std::size_t root, std::span<std::byte> data) {
+  std::vector<SendBuffer> s;
+  std::vector<RecvBuffer> r;
+  if (group[root] == rank()) {
+    if (!data.empty())
+      for (std::size_t i = 0; i < group.size(); ++i)
+        if (i != root) s.push_back({group[i], data});
+  } else if (!data.empty()) {
+    r.push_back({group[root], data});
+  }
+  exchange(s, r);
 }
 
 void Transport::all_reduce(std::span<const std::int64_t> group, std::span<const std::byte> in,

@@ -209,6 +209,44 @@ void side_coord(const std::vector<SideIter>& it, const std::vector<std::int64_t>
     out[static_cast<std::size_t>(it[j].axis)] += ((i / w[j]) % it[j].extent) * it[j].stride;
 }
 
+// The refined digits of dim k over [0, n) when both sides' place values form one chain (outer
+// first, extent-1 digits kept); sets chain = false otherwise.
+std::vector<Mode> chain_modes(const Side& src, const Side& dst, std::size_t k, std::int64_t n, bool& chain) {
+  const auto& si = src.dims[k];
+  const auto& di = dst.dims[k];
+  auto ws = places(si), wd = places(di);
+  std::vector<std::int64_t> u(ws.begin(), ws.end());
+  u.insert(u.end(), wd.begin(), wd.end());
+  u.push_back(1);
+  std::sort(u.begin(), u.end());
+  u.erase(std::unique(u.begin(), u.end()), u.end());
+  chain = true;
+  for (std::size_t j = 1; j < u.size(); ++j) chain = chain && u[j] % u[j - 1] == 0;
+  if (!chain) return {};
+  std::reverse(u.begin(), u.end());
+  std::vector<Mode> modes(u.size());
+  auto map = [&](const std::vector<SideIter>& it, const std::vector<std::int64_t>& w, std::int64_t uj, int mem,
+                 int& axis, std::int64_t& stride) {
+    axis = mem;
+    stride = 0;
+    for (std::size_t t = 0; t < it.size(); ++t)
+      if (w[t] <= uj) {
+        axis = it[t].axis;
+        stride = it[t].stride * (uj / w[t]);
+        return;
+      }
+  };
+  for (std::size_t j = 0; j < u.size(); ++j) {
+    Mode& m = modes[j];
+    m.extent = j == 0 ? (n + u[0] - 1) / u[0] : u[j - 1] / u[j];
+    m.dim = static_cast<int>(k);
+    m.place = u[j];
+    map(si, ws, u[j], src.mem(), m.s_axis, m.s_stride);
+    map(di, wd, u[j], dst.mem(), m.d_axis, m.d_stride);
+  }
+  return modes;
+}
+
 std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k, std::int64_t n) {
   const auto& si = src.dims[k];
   const auto& di = dst.dims[k];
@@ -415,6 +453,15 @@ Pair make_pair(const DistLayout& from, const DistLayout& to) {
     boxes.swap(next);
   }
   p.boxes = std::move(boxes);
+  const auto& ps = from.padded_shape();
+  const auto& pd = to.padded_shape();
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    bool chain = true;
+    for (const Mode& m : chain_modes(p.src, p.dst, k, std::max(ps[k], pd[k]), chain))
+      if (m.extent > 1) p.full_modes.push_back(m);
+    p.chain = p.chain && chain;
+    p.even.push_back(ps[k] == shape[k] && pd[k] == shape[k]);
+  }
   return p;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,12 @@ struct Pair {
   std::vector<std::int64_t> match;  // per destination P iter: source P iter, or -1 (filled)
   std::vector<std::size_t> reduced;
   std::int64_t terms = 1;
+  // The refinement over the whole padded range (one box, every digit at full extent, extent-1
+  // digits dropped): what the step kind is decided from, rank-independently. `chain` is false
+  // when some dim has no common factorisation (no collective is then recognised).
+  std::vector<Mode> full_modes;
+  bool chain = true;
+  std::vector<bool> even;  // per dim: no padding on either side (the logical range is one box)
 };
 // Throws axe::Error naming both layouts when a partial destination cannot be produced.
 Pair make_pair(const DistLayout& src, const DistLayout& dst);
@@ -85,6 +92,28 @@ struct Exchange {
   std::int64_t lower_bound_elements = 0;  // needed elements not (fully) held locally
 };
 Exchange exchange(const Pair& p, std::int64_t rank);
+// Only the lower bound of exchange(p, rank) (the receive side; no messages are built).
+std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank);
+
+// A step's kind decided from the factorisation alone (the same on every rank; DESIGN §4.4).
+// `axes` are the mesh axes of the group, in group order. Collective kinds are returned only when provable for
+// every member of every group; anything else is SendRecv (or Permute/LocalCopy, which are
+// point-to-point and need no agreement beyond matching messages).
+struct Classified {
+  StepKind kind = StepKind::SendRecv;
+  bool equal_blocks = true;  // every member of a group moves blocks of one size
+  std::int64_t root = -1;    // broadcast: index into the group of the member that holds the data
+};
+Classified classify(const Pair& p, const std::vector<Axis>& axes);
+// Mesh axes whose coordinates some element, replica or term changes between the two sides.
+std::vector<bool> touched_axes(const Pair& p);
+
+// Closed-form exchange for a step recognised as a collective (or a local copy) on the group of
+// `rank` over `axes`: one box per (peer, refined box), computed arithmetically from the peer's
+// coordinate; O(group size) tiny work. Returns nullopt when the pair is outside the fast path
+// (replicas/terms on `m`, negative or interleaved strides, filled or matched partial terms).
+std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const std::vector<Axis>& axes,
+                                      StepKind kind);
 
 // Identity value of a reduction for fills (sum/avg 0, prod 1, max -inf, min +inf).
 double identity_of(ReduceOp op);

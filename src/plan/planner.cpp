@@ -165,6 +165,8 @@ struct Strategy {
   std::vector<DistLayout> layouts;  // layouts[0] = from, back() = to
   std::vector<StepKind> kinds;
   std::vector<std::vector<Axis>> axes;
+  std::vector<bool> equal_blocks;
+  std::vector<std::int64_t> roots;
   std::vector<std::shared_ptr<Pair>> pairs;
   std::shared_ptr<Pair> direct;  // for the lower bound
   double cost = 0;
@@ -257,93 +259,80 @@ bool group_local(const Pair& p, const std::vector<bool>& in) {
   return iters(p.src.rep) == iters(p.dst.rep) && iters(p.src.part) == iters(p.dst.part);
 }
 
-std::vector<std::int64_t> reference_ranks(const PlanRequest& r) {
-  // Small meshes (<= 16 ranks): every rank (labels and costs exact); larger: four spread-out
-  // ranks per mesh, so choosing costs O(ranks), not O(ranks^2).
-  std::vector<std::int64_t> out;
-  for (const Mesh* m : {&r.from.mesh(), &r.to.mesh()}) {
-    const auto& rk = m->ranks();
-    if (rk.size() <= 16) {
-      out.insert(out.end(), rk.begin(), rk.end());
-    } else {
-      for (std::size_t i : {std::size_t{0}, std::size_t{1}, rk.size() / 2, rk.size() - 1}) out.push_back(rk[i]);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-double step_cost(const CostModel& cm, StepKind kind, const std::vector<Axis>& axes,
-                 const internal::Exchange& ex, std::int64_t es, std::int64_t group) {
-  std::int64_t sent = 0, recv = 0, copied = 0;
-  for (const auto& m : ex.sends) sent += m.elements();
-  for (const auto& m : ex.recvs) recv += m.elements();
-  for (const auto& c : ex.copies) copied += c.elements();
-  double bytes = static_cast<double>(std::max(sent, recv) * es);
-  if (kind == StepKind::AllReduce && group > 1) bytes = 2.0 * (group - 1) / group * static_cast<double>(copied * es);
-  auto c = cm.coeffs(kind, axes);
-  double t = cm.local_beta * static_cast<double>(copied * es);
-  if (kind == StepKind::LocalCopy) return t;
-  std::size_t msgs = std::max(ex.sends.size(), ex.recvs.size());
-  if (msgs == 0) return t;
-  if (kind == StepKind::Permute || kind == StepKind::SendRecv) return t + c.alpha * static_cast<double>(msgs) + c.beta * bytes;
-  return t + c.alpha + c.beta * bytes;
-}
-
 std::int64_t group_size(const Mesh& m, const std::vector<Axis>& axes) {
   std::int64_t g = 1;
   for (Axis a : axes) g *= m.axis_size(a);
   return g;
 }
 
-using ExCache = std::map<const Pair*, std::vector<internal::Exchange>>;
+// Closed-form alpha-beta cost of a step from its kind and the two layouts' local sizes (padded,
+// so an upper bound on uneven shards); the same on every rank, no exchange is planned.
+//   all-gather: (g-1) blocks of the source shard; reduce-scatter: (g-1) blocks of the
+//   destination shard; all-reduce: ring, 2(g-1)/g of the shard; all-to-all: (g-1)/g of the
+//   shard; broadcast / permute / send-recv: the destination shard.
+double step_cost(const CostModel& cm, StepKind kind, const std::vector<Axis>& axes, std::int64_t g,
+                 double in_bytes, double out_bytes, double messages) {
+  auto c = cm.coeffs(kind, axes);
+  const double copy = cm.local_beta * out_bytes;
+  const double gd = static_cast<double>(g);
+  switch (kind) {
+    case StepKind::LocalCopy: return copy;
+    case StepKind::AllGather: return c.alpha + c.beta * (gd - 1) * in_bytes + copy / gd;
+    case StepKind::ReduceScatter: return c.alpha + c.beta * (gd - 1) * out_bytes + copy;
+    case StepKind::AllReduce: return c.alpha + c.beta * 2 * (gd - 1) / gd * in_bytes + copy;
+    case StepKind::AllToAll: return c.alpha + c.beta * (gd - 1) / gd * out_bytes + copy / gd;
+    case StepKind::Broadcast: return c.alpha + c.beta * out_bytes;
+    case StepKind::Permute: return c.alpha + c.beta * out_bytes;
+    case StepKind::SendRecv: return c.alpha * messages + c.beta * out_bytes;
+  }
+  return 0;
+}
+
+// Rank-independent estimate of how many peers a rank receives from in a send-recv exchange: the
+// source device digits a destination element can come from.
+double senders_estimate(const Pair& p) {
+  double n = 1;
+  for (const auto& m : p.full_modes)
+    if (m.s_axis < p.src.naxes && m.d_axis == p.dst.naxes) n *= static_cast<double>(m.extent);
+  for (auto j : p.reduced)
+    if (p.src.part[j].axis < p.src.naxes) n *= static_cast<double>(p.src.part[j].extent);
+  return std::min(n, static_cast<double>(p.src.layout->mesh().size()));
+}
 
 std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& stages, const CostModel& cm,
-                              std::map<std::string, std::shared_ptr<Pair>>& pair_cache,
-                              const std::vector<std::int64_t>& refs, ExCache& ex_cache) {
+                              std::map<std::string, std::shared_ptr<Pair>>& pair_cache) {
   Strategy s;
   s.layouts.push_back(req.from);
-  const std::int64_t es = size_of(req.dtype);
+  const double es = static_cast<double>(size_of(req.dtype));
   for (const auto& st : stages) {
     const DistLayout& from = s.layouts.back();
     std::string key = to_string(from) + " -> " + to_string(st.to);
     auto& pp = pair_cache[key];
     if (!pp) pp = std::make_shared<Pair>(internal::make_pair(from, st.to));
-    StepKind kind = st.kind;
-    if (!st.label_from_traffic && kind != StepKind::SendRecv) {
+    const bool same_mesh = from.mesh() == st.to.mesh();
+    std::vector<Axis> axes = st.axes;
+    if (st.label_from_traffic) {
+      // Direct: the group is every axis something moves on (same mesh), else point-to-point.
+      axes.clear();
+      if (same_mesh) {
+        auto t = internal::touched_axes(*pp);
+        for (std::size_t a = 0; a < t.size(); ++a)
+          if (t[a]) axes.push_back(from.mesh().axes()[a]);
+      }
+    } else {
       std::vector<bool> in(from.mesh().ndim(), false);
       for (Axis a : st.axes) in[*from.mesh().axis_index(a)] = true;
-      if (!(from.mesh() == st.to.mesh()) || !group_local(*pp, in)) return std::nullopt;
+      if (!same_mesh || !group_local(*pp, in)) return std::nullopt;
     }
-    auto& memo = ex_cache[pp.get()];
-    if (memo.empty())
-      for (auto r : refs) memo.push_back(internal::exchange(*pp, r));
-    const std::vector<internal::Exchange>& ex = memo;
-    if (st.label_from_traffic) {
-      bool any = false, one_peer = true;
-      for (const auto& e : ex) {
-        any = any || !e.sends.empty() || !e.recvs.empty();
-        one_peer = one_peer && e.sends.size() <= 1 && e.recvs.size() <= 1;
-      }
-      const bool reduces = pp->partial == internal::PartialMode::Reduce && !pp->reduced.empty();
-      kind = !any ? StepKind::LocalCopy
-             : one_peer && !reduces && from.mesh() == st.to.mesh() ? StepKind::Permute
-                                                                   : StepKind::SendRecv;
-    } else if (kind == StepKind::AllToAll && group_size(from.mesh(), st.axes) > 2) {
-      // An all-to-all where every rank talks to at most one peer is a permute.
-      bool one_peer = true;
-      for (const auto& e : ex) one_peer = one_peer && e.sends.size() <= 1 && e.recvs.size() <= 1;
-      if (one_peer) kind = StepKind::Permute;
-    } else if (kind == StepKind::LocalCopy) {
-      for (const auto& e : ex)
-        if (!e.sends.empty() || !e.recvs.empty()) return std::nullopt;
-    }
-    double worst = 0;
-    for (const auto& e : ex) worst = std::max(worst, step_cost(cm, kind, st.axes, e, es, group_size(from.mesh(), st.axes)));
-    s.cost += worst;
-    s.kinds.push_back(kind);
-    s.axes.push_back(is_collective(kind) ? st.axes : std::vector<Axis>{});
+    internal::Classified c;
+    if (same_mesh) c = internal::classify(*pp, axes);
+    const std::int64_t g = same_mesh ? group_size(from.mesh(), axes) : 1;
+    s.cost += step_cost(cm, c.kind, axes, g, static_cast<double>(from.local_elements()) * es,
+                        static_cast<double>(st.to.local_elements()) * es, senders_estimate(*pp));
+    s.kinds.push_back(c.kind);
+    s.axes.push_back(is_collective(c.kind) ? axes : std::vector<Axis>{});
+    s.equal_blocks.push_back(c.equal_blocks);
+    s.roots.push_back(c.root);
     s.pairs.push_back(pp);
     s.layouts.push_back(st.to);
   }
@@ -353,8 +342,6 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
 Strategy choose(const PlanRequest& req, const CostModel& cm) {
   check_request(req);
   std::map<std::string, std::shared_ptr<Pair>> pair_cache;
-  ExCache ex_cache;
-  const auto refs = reference_ranks(req);
   std::vector<Strategy> cands;
   const auto& fs = req.from.sharding();
   const auto& ts = req.to.sharding();
@@ -386,7 +373,7 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
       }
       if (!stages.empty()) {
         stages.back().to = req.to;
-        if (auto s = build(req, stages, cm, pair_cache, refs, ex_cache)) cands.push_back(std::move(*s));
+        if (auto s = build(req, stages, cm, pair_cache)) cands.push_back(std::move(*s));
       }
     }
     // Per axis, mesh order (DTensor).
@@ -400,13 +387,13 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
         }
       if (stages.size() > 1) {
         stages.back().to = req.to;
-        if (auto s = build(req, stages, cm, pair_cache, refs, ex_cache)) cands.push_back(std::move(*s));
+        if (auto s = build(req, stages, cm, pair_cache)) cands.push_back(std::move(*s));
       }
     }
   }
   {
     Stage direct{req.to, StepKind::SendRecv, {}, true};
-    auto s = build(req, {direct}, cm, pair_cache, refs, ex_cache);
+    auto s = build(req, {direct}, cm, pair_cache);
     cands.push_back(std::move(*s));
   }
   // The direct exchange (last) must beat the collectives by 10%: tuned collectives on a
@@ -433,12 +420,21 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
   for (const auto& l : s.layouts) rp.buffers.push_back(l.mesh().contains(rank) ? l.local_elements() : 0);
   std::int64_t peak_pack = 0, direct_lb = -1;
   for (std::size_t i = 0; i < s.pairs.size(); ++i) {
-    internal::Exchange ex = internal::exchange(*s.pairs[i], rank);
+    // Recognised collectives (and local slices) in closed form; everything else by the general
+    // per-rank exchange. Both are decided by the step's kind, which is the same on every rank.
+    std::optional<internal::Exchange> fast;
+    if (is_collective(s.kinds[i]) || s.kinds[i] == StepKind::LocalCopy)
+      fast = internal::fast_exchange(*s.pairs[i], rank, s.axes[i], s.kinds[i]);
+    internal::Exchange ex = fast ? std::move(*fast) : internal::exchange(*s.pairs[i], rank);
     if (s.pairs[i] == s.direct) direct_lb = ex.lower_bound_elements;
     Step st;
     st.kind = s.kinds[i];
     st.axes = s.axes[i];
-    if (is_collective(st.kind) && s.layouts[i].mesh().contains(rank)) st.group = s.layouts[i].mesh().group(rank, st.axes);
+    st.equal_blocks = s.equal_blocks[i];
+    if (is_collective(st.kind) && s.layouts[i].mesh().contains(rank)) {
+      st.group = s.layouts[i].mesh().group(rank, st.axes);
+      if (st.kind == StepKind::Broadcast) st.root = st.group[static_cast<std::size_t>(s.roots[i])];
+    }
     st.in = static_cast<int>(i);
     st.out = static_cast<int>(i + 1);
     const Pair& p = *s.pairs[i];
@@ -459,7 +455,7 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     rp.stats.bytes_sent += sent;
     rp.stats.bytes_received += recv;
     rp.stats.messages += static_cast<std::int64_t>(st.sends.size());
-    if (is_collective(st.kind) && (!st.sends.empty() || !st.recvs.empty())) ++rp.stats.collectives;
+    if (is_collective(st.kind) && st.group.size() > 1) ++rp.stats.collectives;
     peak_pack = std::max(peak_pack, st.elements_sent() * es + st.elements_received() * es);
     rp.steps.push_back(std::move(st));
   }
@@ -467,7 +463,7 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
   for (std::size_t i = 1; i + 1 < rp.buffers.size(); ++i) staging += rp.buffers[i] * es;
   rp.stats.staging_bytes = staging + peak_pack;
   // Lower bound: elements this rank needs that it does not (fully) hold, each at least once.
-  rp.stats.lower_bound_bytes = (direct_lb >= 0 ? direct_lb : internal::exchange(*s.direct, rank).lower_bound_elements) * es;
+  rp.stats.lower_bound_bytes = (direct_lb >= 0 ? direct_lb : internal::lower_bound_elements(*s.direct, rank)) * es;
   return rp;
 }
 
@@ -517,6 +513,7 @@ Plan plan_all(const PlanRequest& r, const CostModel& cost) {
   Strategy s = choose(r, cost);
   p.kinds = s.kinds;
   p.axes = s.axes;
+  p.equal_blocks = s.equal_blocks;
   p.estimated_seconds = s.cost;
   std::vector<std::int64_t> ranks = r.from.mesh().ranks();
   ranks.insert(ranks.end(), r.to.mesh().ranks().begin(), r.to.mesh().ranks().end());
@@ -557,3 +554,106 @@ void clear_plan_cache() {
 }
 
 }  // namespace axe
+
+namespace axe::internal {
+
+std::vector<bool> touched_axes(const Pair& p) {
+  const int mem = p.src.naxes;
+  std::vector<bool> t(static_cast<std::size_t>(mem), false);
+  if (!(p.src.layout->mesh() == p.dst.layout->mesh())) return std::vector<bool>(t.size(), true);
+  auto mark = [&](int a) {
+    if (a != mem) t[static_cast<std::size_t>(a)] = true;
+  };
+  for (const auto& b : p.boxes) {
+    for (const auto& m : b.modes)
+      if (m.s_axis != m.d_axis || m.s_stride != m.d_stride) {
+        mark(m.s_axis);
+        mark(m.d_axis);
+      }
+    for (int a = 0; a < mem; ++a)
+      if (b.s_base[static_cast<std::size_t>(a)] != b.d_base[static_cast<std::size_t>(a)]) mark(a);
+  }
+  auto iters = [&](const std::vector<SideIter>& v, int a) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> r;
+    for (const auto& it : v)
+      if (it.axis == a) r.emplace_back(it.extent, it.stride);
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  for (int a = 0; a < mem; ++a)
+    if (iters(p.src.rep, a) != iters(p.dst.rep, a) || iters(p.src.part, a) != iters(p.dst.part, a)) mark(a);
+  return t;
+}
+
+Classified classify(const Pair& p, const std::vector<Axis>& axes) {
+  Classified c;
+  const Mesh& mesh = p.src.layout->mesh();
+  if (!(mesh == p.dst.layout->mesh())) return c;
+  const int mem = p.src.naxes;
+  std::vector<bool> in(mesh.ndim(), false);
+  for (Axis a : axes) in[*mesh.axis_index(a)] = true;
+  if (!group_local(p, in)) return c;
+  bool any = false;
+  for (bool t : touched_axes(p)) any = any || t;
+  if (!any) {
+    c.kind = StepKind::LocalCopy;
+    return c;
+  }
+  if (!p.chain) return c;
+  auto on = [&](int a) { return a != mem && in[static_cast<std::size_t>(a)]; };
+  std::int64_t g = 1;
+  for (std::size_t a = 0; a < in.size(); ++a)
+    if (in[a]) g *= mesh.sizes()[a];
+  // Products of what each side puts on the group's axes.
+  std::int64_t sm = 1, dm = 1, sr = 1, sp = 1, dr = 1, dp = 1;
+  bool s_to_mem = true, d_from_mem = true, same = true;
+  for (const auto& m : p.full_modes) {
+    if (on(m.s_axis)) {
+      sm *= m.extent;
+      s_to_mem = s_to_mem && m.d_axis == mem;
+      same = same && on(m.d_axis);
+      c.equal_blocks = c.equal_blocks && p.even[static_cast<std::size_t>(m.dim)];
+    }
+    if (on(m.d_axis)) {
+      dm *= m.extent;
+      d_from_mem = d_from_mem && m.s_axis == mem;
+      same = same && on(m.s_axis);
+      c.equal_blocks = c.equal_blocks && p.even[static_cast<std::size_t>(m.dim)];
+    }
+  }
+  for (const auto& it : p.src.rep) if (on(it.axis)) sr *= it.extent;
+  for (const auto& it : p.src.part) if (on(it.axis)) sp *= it.extent;
+  for (const auto& it : p.dst.rep) if (on(it.axis)) dr *= it.extent;
+  for (const auto& it : p.dst.part) if (on(it.axis)) dp *= it.extent;
+  const bool reduce = p.partial == PartialMode::Reduce && !p.reduced.empty();
+  const bool match = p.partial == PartialMode::Match;
+  // With injective in-bounds layouts, a product equal to the group size is a bijection onto it.
+  if (sr == g && sm == 1 && sp == 1 && !match) {
+    c.kind = StepKind::LocalCopy;  // every member holds a replica of what it needs
+  } else if (match) {
+    // terms move between axes: point-to-point
+  } else if (sm == g && sr == 1 && sp == 1 && dm == 1 && dr == g && dp == 1 && s_to_mem && !reduce) {
+    c.kind = StepKind::AllGather;
+  } else if (sp == g && sm == 1 && sr == 1 && dm == g && dr == 1 && dp == 1 && d_from_mem && reduce) {
+    c.kind = StepKind::ReduceScatter;
+  } else if (sp == g && sm == 1 && sr == 1 && dm == 1 && dr == g && dp == 1 && reduce) {
+    c.kind = StepKind::AllReduce;
+  } else if (sm == g && dm == g && sr == 1 && sp == 1 && dr == 1 && dp == 1 && !reduce && s_to_mem && d_from_mem) {
+    c.kind = StepKind::AllToAll;
+  } else if (sm == g && dm == g && sr == 1 && sp == 1 && dr == 1 && dp == 1 && !reduce && same) {
+    c.kind = StepKind::Permute;
+  } else if (sm == 1 && sr == 1 && sp == 1 && dm == 1 && dr == g && dp == 1 && !reduce) {
+    // Held at one coordinate of the group (the source offset), replicated over it after.
+    c.kind = StepKind::Broadcast;
+    std::int64_t root = 0;
+    for (Axis a : axes) {
+      auto i = *mesh.axis_index(a);
+      root = root * mesh.sizes()[i] + p.src.offset[i];
+    }
+    c.root = root;
+  }
+  if (!is_collective(c.kind)) c.equal_blocks = true;
+  return c;
+}
+
+}  // namespace axe::internal

@@ -44,7 +44,12 @@ std::string reads_only_held(const Plan& p) {
 void check_one(const PlanRequest& r, const std::string& what) {
   SCOPED_TRACE(what + ": " + to_string(r.from) + " -> " + to_string(r.to));
   Plan p = plan_all(r);
-  SimulationResult res = simulate(p);
+  SimulationResult res;
+  try {
+    res = simulate(p);
+  } catch (const std::exception& e) {
+    FAIL() << e.what() << "\n" << to_string(p);
+  }
   ASSERT_EQ(verify(r, res), "") << to_string(p);
   EXPECT_GE(p.totals.bytes_received, p.totals.lower_bound_bytes) << to_string(p);
   EXPECT_EQ(reads_only_held(p), "") << to_string(p);
