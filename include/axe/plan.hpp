@@ -144,6 +144,8 @@ class CostModel {
   // Lines "KIND [AXIS,AXIS...] ALPHA_US GBPS" (# comments); throws axe::Error naming the line.
   static CostModel parse(std::string_view text);
   static CostModel load(const std::string& path);
+  // Every coefficient as text: equal for models that cost every step alike (a cache key).
+  std::string fingerprint() const;
 
  private:
   std::map<std::pair<StepKind, std::vector<Axis>>, Coeffs> table_;

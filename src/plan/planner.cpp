@@ -12,6 +12,7 @@
 // costed with the alpha-beta model on reference ranks, and the cheapest wins (ties: staged).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -140,6 +141,19 @@ CostModel CostModel::parse(std::string_view text) {
     m.set(*kind, {alpha * 1e-6, 1.0 / (gbps * 1e9)}, axes);
   }
   return m;
+}
+
+std::string CostModel::fingerprint() const {
+  std::string s;
+  char buf[64];
+  for (const auto& [k, c] : table_) {
+    s += std::string(to_string(k.first));
+    for (Axis a : k.second) s += "," + std::string(a.name());
+    std::snprintf(buf, sizeof buf, " %.17g %.17g;", c.alpha, c.beta);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf, "local %.17g", local_beta);
+  return s + buf;
 }
 
 CostModel CostModel::load(const std::string& path) {
@@ -534,7 +548,10 @@ Plan plan_all(const PlanRequest& r, const CostModel& cost) {
 }
 
 std::shared_ptr<const RankPlan> cached_plan_rank(const PlanRequest& r, std::int64_t rank, const CostModel& cost) {
-  std::string key = request_key(r);
+  // The default model (the common case) is keyed by a constant, so a lookup stays cheap.
+  static const std::string default_print = CostModel().fingerprint();
+  std::string print = cost.fingerprint();
+  std::string key = request_key(r) + (print == default_print ? std::string() : " cost " + print);
   std::string pkey = key + " @" + std::to_string(rank);
   {
     std::lock_guard<std::mutex> g(cache_mu);
