@@ -287,17 +287,18 @@ std::int64_t group_size(const Mesh& m, const std::vector<Axis>& axes) {
 double step_cost(const CostModel& cm, StepKind kind, const std::vector<Axis>& axes, std::int64_t g,
                  double in_bytes, double out_bytes, double messages) {
   auto c = cm.coeffs(kind, axes);
-  const double copy = cm.local_beta * out_bytes;
+  // Local traffic: packing the source side and unpacking into the destination.
+  const double copy = cm.local_beta * (in_bytes + out_bytes);
   const double gd = static_cast<double>(g);
   switch (kind) {
-    case StepKind::LocalCopy: return copy;
-    case StepKind::AllGather: return c.alpha + c.beta * (gd - 1) * in_bytes + copy / gd;
+    case StepKind::LocalCopy: return cm.local_beta * out_bytes;
+    case StepKind::AllGather: return c.alpha + c.beta * (gd - 1) * in_bytes + copy;
     case StepKind::ReduceScatter: return c.alpha + c.beta * (gd - 1) * out_bytes + copy;
     case StepKind::AllReduce: return c.alpha + c.beta * 2 * (gd - 1) / gd * in_bytes + copy;
-    case StepKind::AllToAll: return c.alpha + c.beta * (gd - 1) / gd * out_bytes + copy / gd;
-    case StepKind::Broadcast: return c.alpha + c.beta * out_bytes;
-    case StepKind::Permute: return c.alpha + c.beta * out_bytes;
-    case StepKind::SendRecv: return c.alpha * messages + c.beta * out_bytes;
+    case StepKind::AllToAll: return c.alpha + c.beta * (gd - 1) / gd * out_bytes + copy;
+    case StepKind::Broadcast: return c.alpha + c.beta * out_bytes + copy;
+    case StepKind::Permute: return c.alpha + c.beta * out_bytes + copy;
+    case StepKind::SendRecv: return c.alpha * messages + c.beta * out_bytes + copy;
   }
   return 0;
 }
@@ -373,6 +374,7 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
     // Merged, shrink-first.
     {
       std::vector<Stage> stages;
+      std::vector<Sharding> mids;
       std::vector<AxisPlacement> cur = fs->per_axis;
       for (int c = 0; c < NClasses; ++c) {
         std::vector<Axis> axes;
@@ -384,10 +386,29 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
         if (axes.empty()) continue;
         Sharding mid = intermediate(*fs, *ts, cur);
         stages.push_back({shard(req.from.shape(), mesh, mid), kind_of(c), axes, false});
+        mids.push_back(mid);
       }
       if (!stages.empty()) {
         stages.back().to = req.to;
         if (auto s = build(req, stages, cm, pair_cache)) cands.push_back(std::move(*s));
+      }
+      // The same with the all-reduce as reduce-scatter + all-gather over the largest dim
+      // (cheaper when the model says the all-reduce's bandwidth term costs more than two steps).
+      for (std::size_t k = 0; k < stages.size(); ++k) {
+        if (stages[k].kind != StepKind::AllReduce) continue;
+        const auto& shape = req.from.shape();
+        const int d = static_cast<int>(std::max_element(shape.begin(), shape.end()) - shape.begin());
+        Sharding scattered = k == 0 ? *fs : mids[k - 1];
+        for (Axis a : stages[k].axes) {
+          auto i = *mesh.axis_index(a);
+          scattered.per_axis[i] = Shard(d);
+          scattered.dim_axes[static_cast<std::size_t>(d)].push_back(i);
+        }
+        std::vector<Stage> alt(stages.begin(), stages.begin() + static_cast<std::ptrdiff_t>(k));
+        alt.push_back({shard(shape, mesh, scattered), StepKind::ReduceScatter, stages[k].axes, false});
+        alt.push_back({stages[k].to, StepKind::AllGather, stages[k].axes, false});
+        alt.insert(alt.end(), stages.begin() + static_cast<std::ptrdiff_t>(k) + 1, stages.end());
+        if (auto s = build(req, alt, cm, pair_cache)) cands.push_back(std::move(*s));
       }
     }
     // Per axis, mesh order (DTensor).

@@ -182,3 +182,65 @@ TEST(BadInput, PartialDestinationThatCannotBeProduced) {
 
 }  // namespace
 }  // namespace axe
+
+namespace axe {
+namespace {
+
+// P -> R: one all-reduce, or reduce-scatter + all-gather, as the alpha-beta model decides. The
+// model below has a latency-optimised all-reduce (5 us, 10 GB/s) and bandwidth-optimised
+// reduce-scatter/all-gather (20 us, 100 GB/s each). On gpu=4 with N bytes:
+//   all-reduce: 5 us + 1.5 N / 10 GB/s;  RS + AG: 40 us + 2 * 0.75 N / 100 GB/s.
+// 8x8 f32 (256 B): 5.04 us vs 40.004 us -> all-reduce.
+// 1024x1024 f32 (4 MiB): 634 us vs 103 us -> reduce-scatter + all-gather (plus pack/unpack at
+// 200 GB/s: 2N for the all-reduce, 2N + 2N/4 for the pair, which does not change either choice).
+TEST(CostModelChoice, AllReduceForSmallReduceScatterAllGatherForLarge) {
+  CostModel cm;
+  cm.set(StepKind::AllReduce, {5e-6, 1.0 / 10e9});
+  cm.set(StepKind::ReduceScatter, {20e-6, 1.0 / 100e9});
+  cm.set(StepKind::AllGather, {20e-6, 1.0 / 100e9});
+  Mesh m = parse_mesh("gpu=4");
+  for (std::int64_t n : {8, 1024}) {
+    PlanRequest r{shard({n, n}, m, {Partial()}), shard({n, n}, m, {Replicate()}), DType::F32};
+    Plan p = plan_all(r, cm);
+    if (n == 8) {
+      EXPECT_EQ(p.kinds, std::vector<StepKind>{StepKind::AllReduce}) << to_string(p);
+    } else {
+      ASSERT_EQ(p.kinds, (std::vector<StepKind>{StepKind::ReduceScatter, StepKind::AllGather})) << to_string(p);
+      // Each rank receives 3/4 N in each step: 1.5 N, the ring all-reduce's bytes.
+      EXPECT_EQ(p.max_bytes_received, 2 * 3 * (n * n * 4 / 4));
+    }
+    if (n == 8) EXPECT_EQ(verify(r, simulate(p)), "");
+  }
+  // With the default model (one alpha-beta for every collective) the single all-reduce wins.
+  PlanRequest big{shard({1024, 1024}, m, {Partial()}), shard({1024, 1024}, m, {Replicate()}), DType::F32};
+  EXPECT_EQ(plan_all(big).kinds, std::vector<StepKind>{StepKind::AllReduce});
+  // The two-step form is correct (small shape, same model forced by a huge all-reduce alpha).
+  CostModel no_ar;
+  no_ar.set(StepKind::AllReduce, {1.0, 1e-9});
+  PlanRequest small{shard({6, 5}, m, {Partial(ReduceOp::Avg)}), shard({6, 5}, m, {Replicate()}), DType::F64};
+  Plan p = plan_all(small, no_ar);
+  ASSERT_EQ(p.kinds, (std::vector<StepKind>{StepKind::ReduceScatter, StepKind::AllGather}));
+  EXPECT_EQ(verify(small, simulate(p)), "");
+}
+
+// Data held at one coordinate of a group, replicated over it afterwards: a broadcast from that
+// member. Mesh x=2,y=4; the 4x8 tensor is split in row halves over x and held at y=2 only.
+TEST(Broadcast, HeldOnOneCoordinateToReplicas) {
+  Mesh m = parse_mesh("x=2,y=4");
+  DistLayout from({4, 8}, parse_axe_layout("S[(2,2,8):(1@x,8,1)] + 2@y"), m);
+  DistLayout to({4, 8}, parse_axe_layout("S[(2,2,8):(1@x,8,1)] + R[4:1@y]"), m);
+  PlanRequest r{from, to, DType::F32};
+  Plan p = plan_all(r);
+  ASSERT_EQ(p.kinds, std::vector<StepKind>{StepKind::Broadcast}) << to_string(p);
+  EXPECT_EQ(p.axes[0], std::vector<Axis>{Axis("y")});
+  // Rank (x,y) = 4x + y; roots are ranks 2 and 6, each sending its 16 elements to 3 members.
+  EXPECT_EQ(p.find(5)->steps[0].root, 6);
+  EXPECT_EQ(p.find(1)->steps[0].root, 2);
+  EXPECT_EQ(p.find(6)->steps[0].sends.size(), 3u);
+  EXPECT_EQ(p.totals.bytes_received, 6 * 16 * 4);
+  EXPECT_EQ(p.totals.lower_bound_bytes, 6 * 16 * 4);
+  EXPECT_EQ(verify(r, simulate(p)), "");
+}
+
+}  // namespace
+}  // namespace axe
