@@ -95,7 +95,11 @@ struct Step {
   // v-variant (e.g. grouped send/recv inside the group). The same on every rank.
   bool equal_blocks = true;
   std::int64_t root = -1;  // broadcast: the rank that holds the data (a member of group)
-  std::int64_t staging_bytes = 0;  // pack + unpack staging of this step on this rank
+  // Bytes the executor allocates for this step on this rank: packed send blocks, receive
+  // buffers, local term + result of a reduction, local copy staging. Example: S(0)->R of 64x128
+  // f32 on gpu=4: one packed 2048-element block, 3 received blocks and the 2048-element local
+  // copy: 5 * 2048 * 4 = 40960 bytes.
+  std::int64_t staging_bytes = 0;
   std::int64_t elements_sent() const;
   std::int64_t elements_received() const;
   bool operator==(const Step&) const = default;
@@ -108,7 +112,8 @@ struct PlanStats {
   std::int64_t bytes_received = 0;
   std::int64_t messages = 0;     // messages sent
   std::int64_t collectives = 0;  // collective steps this rank takes part in
-  std::int64_t staging_bytes = 0;  // intermediate buffers + pack/unpack staging (peak)
+  // Peak staging: the intermediate buffers (between steps) plus the largest Step::staging_bytes.
+  std::int64_t staging_bytes = 0;
   std::int64_t lower_bound_bytes = 0;  // bytes this rank must receive for the transition
 };
 

@@ -491,7 +491,30 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     rp.stats.bytes_received += recv;
     rp.stats.messages += static_cast<std::int64_t>(st.sends.size());
     if (is_collective(st.kind) && st.group.size() > 1) ++rp.stats.collectives;
-    peak_pack = std::max(peak_pack, st.elements_sent() * es + st.elements_received() * es);
+    {
+      // What the executor allocates for this step: packed sends (all-gather and broadcast pack
+      // one block for every peer), receive buffers, the local term and its reduced result for
+      // all-reduce / reduce-scatter (whose received terms the transport stages), and local
+      // copies (the point-to-point path packs them all).
+      std::int64_t copies = 0, largest = 0;
+      for (const auto& c : st.copies) {
+        copies += c.elements();
+        largest = std::max(largest, c.elements());
+      }
+      const std::int64_t one = st.sends.empty() ? 0 : st.sends[0].elements();
+      const bool coll = is_collective(st.kind) && st.group.size() > 1;
+      std::int64_t e = 0;
+      switch (coll ? st.kind : StepKind::SendRecv) {
+        case StepKind::AllGather:
+        case StepKind::Broadcast: e = one + st.elements_received() + largest; break;
+        case StepKind::AllReduce: e = 2 * copies; break;
+        case StepKind::ReduceScatter: e = 2 * copies + st.elements_sent() + st.elements_received(); break;
+        case StepKind::AllToAll: e = st.elements_sent() + st.elements_received() + largest; break;
+        default: e = st.elements_sent() + st.elements_received() + copies; break;
+      }
+      st.staging_bytes = e * es;
+    }
+    peak_pack = std::max(peak_pack, st.staging_bytes);
     rp.steps.push_back(std::move(st));
   }
   std::int64_t staging = 0;
