@@ -1,0 +1,156 @@
+// kernel_bench: pack / unpack / transpose bandwidth against cudaMemcpy device-to-device on the
+// same bytes, in the same process (CUDA events, median of 30 runs after 5 warm-ups).
+//
+//   kernel_bench [--json FILE] [--mib N]
+//
+// Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
+// pack/unpack >= 85% of the copy when the innermost contiguous run is >= 64 bytes; the 2-D
+// transpose >= 75%.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "axe/cuda/check.hpp"
+#include "axe/cuda/kernels.hpp"
+
+using namespace axe;
+using namespace axe::cuda;
+
+namespace {
+
+struct Row {
+  std::string name;
+  double bytes;  // payload
+  double ms, memcpy_ms;
+};
+
+double median_ms(const std::function<void()>& f, cudaStream_t s) {
+  cudaEvent_t a, b;
+  AXE_CUDA_CHECK(cudaEventCreate(&a));
+  AXE_CUDA_CHECK(cudaEventCreate(&b));
+  for (int i = 0; i < 5; ++i) f();
+  std::vector<float> t;
+  for (int i = 0; i < 30; ++i) {
+    AXE_CUDA_CHECK(cudaEventRecord(a, s));
+    f();
+    AXE_CUDA_CHECK(cudaEventRecord(b, s));
+    AXE_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    AXE_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json;
+  std::int64_t mib = 256;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::atoll(argv[++i]);
+  }
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::printf("kernel_bench: no CUDA GPU visible, nothing to measure\n");
+    return 0;
+  }
+  cudaDeviceProp prop;
+  AXE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  cudaStream_t s;
+  AXE_CUDA_CHECK(cudaStreamCreate(&s));
+  const std::int64_t payload = mib << 20;
+  void *a = nullptr, *b = nullptr;
+  AXE_CUDA_CHECK(cudaMalloc(&a, static_cast<std::size_t>(payload) * 2 + 4096));
+  AXE_CUDA_CHECK(cudaMalloc(&b, static_cast<std::size_t>(payload) * 2 + 4096));
+  AXE_CUDA_CHECK(cudaMemset(a, 1, static_cast<std::size_t>(payload) * 2 + 4096));
+  AXE_CUDA_CHECK(cudaMemset(b, 2, static_cast<std::size_t>(payload) * 2 + 4096));
+  std::vector<Row> rows;
+  auto memcpy_ms = [&](std::int64_t bytes) {
+    return median_ms([&] { AXE_CUDA_CHECK(cudaMemcpyAsync(b, a, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, s)); }, s);
+  };
+
+  // pack / unpack: runs of `run` bytes (f32), every other run of the source (stride 2 runs).
+  for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096}) {
+    const std::int64_t es = 4, re = run / es, nrun = payload / run;
+    Transfer t{{nrun, re}, 0, {2 * re, 1}, 0, {re, 1}, 0};
+    auto pk = BoxList::pack({t}, DType::F32);
+    auto up = BoxList::unpack({t}, DType::F32);
+    const double mc = memcpy_ms(payload);
+    rows.push_back({"pack f32 run " + std::to_string(run) + "B", double(payload),
+                    median_ms([&] { copy_boxes(pk, a, b, s); }, s), mc});
+    rows.push_back({"unpack f32 run " + std::to_string(run) + "B", double(payload),
+                    median_ms([&] { copy_boxes(up, a, b, s); }, s), mc});
+  }
+  // 8 modes (nothing mergeable), innermost run 64 B, and a step of 64 messages in one launch.
+  {
+    const std::int64_t re = 16, inner = payload / 4 / re / 128;  // 2^7 from the six 2-modes x 2
+    Transfer t{{2, 2, 2, 2, 2, 2, inner, re}, 0, {}, 0, {}, 0};
+    std::int64_t ss = 1;
+    t.src_strides.assign(8, 0);
+    t.dst_strides.assign(8, 0);
+    for (int k = 7; k >= 0; --k) {
+      t.src_strides[k] = ss;
+      ss = ss * t.extents[k] + (k == 7 ? 16 : 0);  // a 64-byte gap after each run
+    }
+    (void)inner;
+    auto pk = BoxList::pack({t}, DType::F32);
+    std::int64_t el = pk.elements();
+    rows.push_back({"pack f32 8 modes run 64B", double(el * 4), median_ms([&] { copy_boxes(pk, a, b, s); }, s),
+                    memcpy_ms(el * 4)});
+    std::vector<Transfer> msgs;
+    const std::int64_t per = payload / 4 / 64;
+    for (int m = 0; m < 64; ++m)
+      msgs.push_back(Transfer{{per / 64, 64}, m * 2 * per, {128, 1}, 0, {64, 1}, 0});
+    auto many = BoxList::pack(msgs, DType::F32);
+    rows.push_back({"pack f32 64 boxes run 256B", double(many.elements() * 4),
+                    median_ms([&] { copy_boxes(many, a, b, s); }, s), memcpy_ms(many.elements() * 4)});
+  }
+  // transposes: square matrices of the payload size.
+  for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+    const std::int64_t es = size_of(dt);
+    std::int64_t side = 1;
+    while ((side * 2) * (side * 2) * es <= payload) side *= 2;
+    Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
+    const std::int64_t bytes = side * side * es;
+    rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2",
+                    double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), memcpy_ms(bytes)});
+  }
+
+  std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  std::printf("%-34s %10s %10s %10s %10s %7s\n", "kernel", "MiB", "ms", "GB/s", "memcpyGB/s", "ratio");
+  for (const auto& r : rows) {
+    const double gbs = 2 * r.bytes / r.ms / 1e6, mgbs = 2 * r.bytes / r.memcpy_ms / 1e6;
+    std::printf("%-34s %10.1f %10.4f %10.1f %10.1f %6.1f%%\n", r.name.c_str(), r.bytes / (1 << 20), r.ms, gbs,
+                mgbs, 100 * r.memcpy_ms / r.ms);
+  }
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    if (f) {
+      std::fprintf(f, "{\"device\": \"%s\", \"results\": [\n", prop.name);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        std::fprintf(f,
+                     "  {\"kernel\": \"%s\", \"bytes\": %.0f, \"ms\": %.5f, \"memcpy_ms\": %.5f, "
+                     "\"gbps\": %.1f, \"memcpy_gbps\": %.1f, \"ratio\": %.4f}%s\n",
+                     r.name.c_str(), r.bytes, r.ms, r.memcpy_ms, 2 * r.bytes / r.ms / 1e6,
+                     2 * r.bytes / r.memcpy_ms / 1e6, r.memcpy_ms / r.ms, i + 1 < rows.size() ? "," : "");
+      }
+      std::fprintf(f, "]}\n");
+      std::fclose(f);
+    }
+  }
+  cudaFree(a);
+  cudaFree(b);
+  return 0;
+}

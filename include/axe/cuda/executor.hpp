@@ -1,0 +1,70 @@
+// The device executor: runs a RankPlan on device buffers with the box kernels and NCCL
+// (DESIGN §5), step for step like the host executor (axe/executor.hpp), on one CUDA stream.
+//
+// Per step, all launches are enqueued on the stream, in order, with no host synchronisation:
+//   fills (1 launch) -> pack every send message back to back (1 launch) -> one NCCL call
+//   (ncclAllGather / ncclReduceScatter / ncclAllReduce on the step group's sub-communicator when
+//   the step has that collective's shape on every member, else ncclSend/ncclRecv pairs inside
+//   ncclGroupStart/End on the world communicator) -> unpack local copies and received messages
+//   (1 launch; with partial terms one launch per term, in term order: term 0 writes, later terms
+//   combine with the step's op, the last divides for avg).
+// A local copy that transposes (one mode contiguous in the source, another in the destination)
+// runs through the swizzled shared-memory transpose instead.
+//
+// Plan time (first execute of a plan, cached by plan): descriptor tables are built and uploaded,
+// staging is allocated once (intermediate buffers plus the largest step's send + receive bytes),
+// and the sub-communicators the plan's collectives need are split off; this part synchronises
+// the host once and is collective over the world (every rank executes its RankPlan of the same
+// plan, with the same number of steps). Plan rank numbers are world ranks of the NcclComm.
+//
+// Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1 packs its 32x128 rows (one box), calls
+// ncclAllGather on the group {0,1} communicator, copies its own rows locally and unpacks rank
+// 0's block into rows 0..31: 3 kernel launches and 1 NCCL call, then synchronize() waits.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "axe/plan.hpp"
+
+namespace axe::cuda {
+
+class NcclComm;
+
+class CudaExecutor {
+ public:
+  // `comm` may be null: then only plans without messages run (local copies and fills).
+  // `stream` null: the executor creates and owns a non-blocking stream on the current device.
+  explicit CudaExecutor(NcclComm* comm, cudaStream_t stream = nullptr);
+  ~CudaExecutor();
+  CudaExecutor(const CudaExecutor&) = delete;
+  CudaExecutor& operator=(const CudaExecutor&) = delete;
+
+  // Enqueues `plan` on the stream: `source` holds plan.buffers.front() elements (device memory;
+  // may be null when that is 0), `destination` plan.buffers.back() elements, padding set to NaN
+  // (0 for integers). Returns without waiting for the device. Throws axe::Error on a plan this
+  // executor cannot run (messages without a communicator, a rank mismatch).
+  void execute(const RankPlan& plan, const void* source, void* destination);
+  // Waits for everything enqueued so far; NCCL errors and AXE_TIMEOUT_S are detected here
+  // (communicators aborted, axe::Error thrown).
+  void synchronize();
+  cudaStream_t stream() const { return stream_; }
+  // Kernel launches and NCCL calls issued by the last execute() (for tests and benchmarks).
+  std::int64_t launches() const { return launches_; }
+  std::int64_t nccl_calls() const { return nccl_calls_; }
+
+ private:
+  struct Prepared;
+  Prepared& prepare(const RankPlan& plan);
+  NcclComm* comm_;
+  cudaStream_t stream_ = nullptr;
+  bool owns_stream_ = false;
+  cudaEvent_t done_ = nullptr;
+  std::map<const RankPlan*, std::unique_ptr<Prepared>> cache_;
+  std::int64_t launches_ = 0, nccl_calls_ = 0;
+};
+
+}  // namespace axe::cuda

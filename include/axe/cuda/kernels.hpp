@@ -1,0 +1,110 @@
+// Device kernels driven by plan boxes (DESIGN §5): pack, unpack, reduce on receipt, fill, and the
+// local layout transform (a transpose through swizzled shared memory).
+//
+// A BoxList is a whole step's worth of strided boxes (axe::Transfer, element units, row-major,
+// last extent fastest) moved by ONE kernel launch. It is built once on the host (at plan time),
+// uploaded once to the device (cudaMemcpyAsync from pinned memory on the first launch's stream)
+// and reused by every launch; launches never synchronise the host.
+//
+// Each box reads `src` at (src_offset, src_strides) and writes `dst` at (dst_offset, dst_strides).
+// pack() replaces the destination side by "packed back to back", unpack() the source side:
+//   pack({(16,32) src 64+(128,1)}, f32)  moves 16 runs of 32 floats from src[64 + 128 i + j] to
+//   dst[32 i + j]; unpack of the same box reads dst[32 i + j] and writes at its dst side.
+// The packed position of box k is the sum of the elements of boxes 0..k-1 plus `packed_base`.
+//
+// Vectorisation: when the innermost mode is contiguous on both sides, every access moves the
+// largest power-of-two unit (up to 16 bytes) that divides the run length, the outer strides and
+// the offsets (in bytes) and the alignment of both base pointers; otherwise one element per
+// access. Modes that are contiguous in both buffers are merged first, so a box of 8 modes often
+// launches as 1 or 2.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "axe/dtype.hpp"
+#include "axe/placement.hpp"
+#include "axe/plan.hpp"
+
+namespace axe::cuda {
+
+inline constexpr int kMaxModes = 8;
+
+// Boxes with both sides strided, merged and split into device descriptors.
+class BoxList {
+ public:
+  BoxList() = default;
+  // Box k: src side as given, dst side packed at packed_base + sum(elements of boxes < k).
+  static BoxList pack(const std::vector<Transfer>& boxes, DType dtype, std::int64_t packed_base = 0);
+  // Box k: src side packed at packed_base + sum(elements of boxes < k), dst side as given.
+  static BoxList unpack(const std::vector<Transfer>& boxes, DType dtype,
+                        std::int64_t packed_base = 0);
+  // Both sides as given (local copies).
+  static BoxList copy(const std::vector<Transfer>& boxes, DType dtype);
+  // Appends another list's boxes (same dtype), so several messages share one launch.
+  void append(const BoxList& other);
+  // Marks every box to read from the launch's second source pointer (`src2`): local copies
+  // (from the input buffer) and received messages (from staging) then share one launch.
+  BoxList& from_second_source();
+
+  DType dtype() const { return dtype_; }
+  std::size_t size() const { return boxes_.size(); }
+  bool empty() const { return boxes_.empty(); }
+  std::int64_t elements() const;  // over every box
+  // The boxes after merging (element units), for tests and printing.
+  const std::vector<Transfer>& boxes() const { return boxes_; }
+
+  // Internal: the device table for base pointers aligned to `align` bytes (1..16); uploaded on
+  // `stream` on first use and cached. Returns the device pointer, the number of chunks and of boxes.
+  struct Device {
+    const void* table = nullptr;
+    std::int64_t chunks = 0;
+    int boxes = 0;
+  };
+  Device device(int align, cudaStream_t stream) const;
+
+ private:
+  struct Tables;
+  static BoxList build(const std::vector<Transfer>& boxes, DType dtype, int mode,
+                       std::int64_t packed_base);
+  DType dtype_ = DType::F32;
+  std::vector<Transfer> boxes_;
+  std::vector<int> source_;  // per box: 0 reads src, 1 reads src2
+  std::shared_ptr<Tables> tables_;  // device tables by alignment, shared by copies
+};
+
+// dst box = src box (bitwise), every box of `list`, one launch. Boxes marked
+// from_second_source() read `src2` instead of `src`.
+void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
+                const void* src2 = nullptr);
+
+// Reduce on receipt: dst box = op(dst box, src box) when `combine`, else dst box = src box; then,
+// when divide != 1, dst box = dst box / divide (avg: the last term divides by the term count).
+// Integer arithmetic wraps; f16 and bf16 combine in float and round to nearest even; division
+// truncates for integers, as the host executor does.
+void reduce_boxes(const BoxList& list, const void* src, void* dst, ReduceOp op, bool combine,
+                  double divide, cudaStream_t stream, const void* src2 = nullptr);
+
+// Sets every element of the dst side of each box to `value` converted to the list's dtype
+// (NaN and infinities map to the integer extremes as on the host; NaN to 0 for u8 padding).
+void fill_boxes(const BoxList& list, void* dst, double value, cudaStream_t stream);
+
+// Local layout transform of one box on one GPU. When one mode is contiguous in src and another in
+// dst (a transpose, possibly batched over the other modes), the box goes through a 64x64 tile of
+// shared memory (32x32 for 8-byte types) whose column index is XOR-swizzled by the row
+// (tile[r][c ^ (r mod 32)], no padding): loads and stores
+// are coalesced on both sides and no warp access hits a bank twice, for 1-, 2-, 4- and 8-byte
+// elements. Any other box is a copy_boxes of that box. Example: a 4096x8192 f32 matrix into its
+// transpose is the box (4096,8192) src 0+(8192,1) dst 0+(1,4096).
+void transform(const Transfer& box, DType dtype, const void* src, void* dst, cudaStream_t stream);
+// True when transform() takes the shared-memory path for this box.
+bool is_transpose(const Transfer& box);
+
+// Bit pattern of `value` in `dtype` (little-endian, size_of(dtype) bytes used).
+std::uint64_t value_bits(DType dtype, double value);
+
+}  // namespace axe::cuda

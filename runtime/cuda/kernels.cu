@@ -1,0 +1,713 @@
+// Pack / unpack / reduce / fill over a list of strided boxes in one launch, and the swizzled
+// shared-memory transpose (include/axe/cuda/kernels.hpp).
+//
+// Work split: every box is cut into chunks of kChunk units (a unit is 1..16 bytes, chosen per box
+// on the host); the grid walks the chunks of all boxes (grid-stride), a block finds its box by a
+// binary search over the chunk prefix sums. Inside a chunk, thread t handles units t, t + 256,
+// t + 512, t + 768: consecutive threads touch consecutive units of the innermost run, so a warp
+// reads 512 contiguous bytes when the run allows it, and each thread has four loads in flight
+// before its first store.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <string>
+
+#include "axe/cuda/check.hpp"
+#include "axe/cuda/kernels.hpp"
+#include "axe/error.hpp"
+
+namespace axe::cuda {
+
+void throw_cuda_error(cudaError_t e, const char* expr, const char* file, int line) {
+  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + expr +
+              " failed: " + cudaGetErrorString(e));
+}
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+constexpr long long kChunk = kThreads * kUnroll;
+
+struct Desc {
+  long long ext[kMaxModes];  // innermost extent in units
+  long long sst[kMaxModes];  // strides in units
+  long long dst[kMaxModes];
+  long long soff, doff;  // units
+  long long units;       // units in the box
+  long long chunk_begin;
+  int rank;
+  int ulog;   // log2(unit bytes)
+  int small;  // every index fits 32 bits
+  int source;  // 0: src, 1: src2
+};
+static_assert(sizeof(Desc) % 8 == 0);
+
+// ---- host side: merging modes and choosing units --------------------------------------------
+
+std::int64_t box_elements(const Transfer& t) {
+  std::int64_t n = 1;
+  for (auto e : t.extents) n *= e;
+  return n;
+}
+
+// Drops extent-1 modes and merges mode k into k+1 where both sides are contiguous across them.
+Transfer merge_modes(const Transfer& t) {
+  Transfer r;
+  r.src_offset = t.src_offset;
+  r.dst_offset = t.dst_offset;
+  r.term = t.term;
+  for (std::size_t k = 0; k < t.extents.size(); ++k) {
+    if (t.extents[k] == 1) continue;
+    if (!r.extents.empty() && r.src_strides.back() == t.src_strides[k] * t.extents[k] &&
+        r.dst_strides.back() == t.dst_strides[k] * t.extents[k]) {
+      r.extents.back() *= t.extents[k];
+      r.src_strides.back() = t.src_strides[k];
+      r.dst_strides.back() = t.dst_strides[k];
+      continue;
+    }
+    r.extents.push_back(t.extents[k]);
+    r.src_strides.push_back(t.src_strides[k]);
+    r.dst_strides.push_back(t.dst_strides[k]);
+  }
+  if (r.extents.empty()) {
+    r.extents = {1};
+    r.src_strides = {1};
+    r.dst_strides = {1};
+  }
+  return r;
+}
+
+void check_box(const Transfer& t) {
+  if (t.extents.size() != t.src_strides.size() || t.extents.size() != t.dst_strides.size())
+    fail("cuda::BoxList: box " + to_string(t) + " has extents and strides of different ranks");
+  for (auto e : t.extents)
+    if (e < 0) fail("cuda::BoxList: box " + to_string(t) + " has a negative extent");
+}
+
+// Largest power-of-two unit (bytes, <= cap) that the box allows.
+int unit_log2(const Transfer& t, std::int64_t es, int cap) {
+  const std::size_t r = t.extents.size();
+  std::int64_t g = 16;
+  g = std::gcd(g, static_cast<std::int64_t>(cap));
+  if (t.src_strides[r - 1] != 1 || t.dst_strides[r - 1] != 1) g = std::gcd(g, es);
+  g = std::gcd(g, t.extents[r - 1] * es);
+  for (std::size_t k = 0; k + 1 < r; ++k) {
+    g = std::gcd(g, std::abs(t.src_strides[k]) * es);
+    g = std::gcd(g, std::abs(t.dst_strides[k]) * es);
+  }
+  g = std::gcd(g, std::abs(t.src_offset) * es);
+  g = std::gcd(g, std::abs(t.dst_offset) * es);
+  g = std::max(g, es);  // es divides every term above, so g >= es already unless cap < es
+  int l = 0;
+  while ((std::int64_t{1} << (l + 1)) <= g && (g % (std::int64_t{1} << (l + 1))) == 0) ++l;
+  return l;
+}
+
+Desc make_desc(const Transfer& t, std::int64_t es, int cap, long long chunk_begin) {
+  Desc d{};
+  const int r = static_cast<int>(t.extents.size());
+  if (r > kMaxModes)
+    fail("cuda::BoxList: box " + to_string(t) + " has " + std::to_string(r) +
+         " modes after merging, at most " + std::to_string(kMaxModes) + " are supported");
+  const int ul = unit_log2(t, es, cap);
+  const std::int64_t unit = std::int64_t{1} << ul;
+  const std::int64_t per = unit / es;  // elements per unit (1 unless the inner run is contiguous)
+  d.rank = r;
+  d.ulog = ul;
+  long long units = 1;
+  for (int k = 0; k < r; ++k) {
+    const bool inner = k == r - 1;
+    d.ext[k] = inner ? t.extents[k] / per : t.extents[k];
+    d.sst[k] = inner ? (per == 1 ? t.src_strides[k] : 1) : t.src_strides[k] * es / unit;
+    d.dst[k] = inner ? (per == 1 ? t.dst_strides[k] : 1) : t.dst_strides[k] * es / unit;
+    units *= d.ext[k];
+  }
+  d.soff = t.src_offset * es / unit;
+  d.doff = t.dst_offset * es / unit;
+  d.units = units;
+  d.chunk_begin = chunk_begin;
+  d.small = units < (1ll << 31) ? 1 : 0;
+  return d;
+}
+
+}  // namespace
+
+struct BoxList::Tables {
+  std::mutex mu;
+  struct Entry {
+    void* dev = nullptr;
+    void* host = nullptr;
+    std::int64_t chunks = 0;
+  };
+  std::map<int, Entry> by_align;
+  ~Tables() {
+    for (auto& [a, e] : by_align) {
+      if (e.dev) cudaFree(e.dev);
+      if (e.host) cudaFreeHost(e.host);
+    }
+  }
+};
+
+// mode 0: copy, 1: pack (dst packed), 2: unpack (src packed)
+BoxList BoxList::build(const std::vector<Transfer>& in, DType dt, int mode,
+                       std::int64_t packed_base) {
+  BoxList r;
+  r.dtype_ = dt;
+  r.tables_ = std::make_shared<Tables>();
+  std::int64_t pos = packed_base;
+  for (const auto& b : in) {
+    check_box(b);
+    Transfer t = b;
+    const std::int64_t n = box_elements(b);
+    if (mode != 0) {
+      std::vector<std::int64_t> st(b.extents.size());
+      std::int64_t s = 1;
+      for (std::size_t k = b.extents.size(); k-- > 0;) {
+        st[k] = s;
+        s *= b.extents[k];
+      }
+      if (mode == 1) {
+        t.dst_offset = pos;
+        t.dst_strides = st;
+      } else {
+        t.src_offset = pos;
+        t.src_strides = st;
+      }
+    }
+    pos += n;
+    if (n == 0) continue;
+    r.boxes_.push_back(merge_modes(t));
+    r.source_.push_back(0);
+    if (r.boxes_.back().extents.size() > static_cast<std::size_t>(kMaxModes))
+      fail("cuda::BoxList: box " + to_string(b) + " has " +
+           std::to_string(r.boxes_.back().extents.size()) + " modes after merging, at most " +
+           std::to_string(kMaxModes) + " are supported");
+  }
+  return r;
+}
+
+BoxList BoxList::pack(const std::vector<Transfer>& boxes, DType dt, std::int64_t base) {
+  return build(boxes, dt, 1, base);
+}
+BoxList BoxList::unpack(const std::vector<Transfer>& boxes, DType dt, std::int64_t base) {
+  return build(boxes, dt, 2, base);
+}
+BoxList BoxList::copy(const std::vector<Transfer>& boxes, DType dt) {
+  return build(boxes, dt, 0, 0);
+}
+
+void BoxList::append(const BoxList& o) {
+  if (o.empty()) return;
+  if (!empty() && o.dtype_ != dtype_)
+    fail("cuda::BoxList::append: dtypes differ (" + std::string(to_string(dtype_)) + " and " +
+         std::string(to_string(o.dtype_)) + ")");
+  dtype_ = o.dtype_;
+  boxes_.insert(boxes_.end(), o.boxes_.begin(), o.boxes_.end());
+  source_.insert(source_.end(), o.source_.begin(), o.source_.end());
+  tables_ = std::make_shared<Tables>();
+}
+
+BoxList& BoxList::from_second_source() {
+  for (auto& s : source_) s = 1;
+  tables_ = std::make_shared<Tables>();
+  return *this;
+}
+
+std::int64_t BoxList::elements() const {
+  std::int64_t n = 0;
+  for (const auto& b : boxes_) n += box_elements(b);
+  return n;
+}
+
+BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
+  if (!tables_) return {};
+  std::lock_guard<std::mutex> g(tables_->mu);
+  auto it = tables_->by_align.find(align);
+  if (it == tables_->by_align.end()) {
+    const std::int64_t es = size_of(dtype_);
+    std::vector<Desc> ds;
+    long long chunks = 0;
+    for (std::size_t i = 0; i < boxes_.size(); ++i) {
+      const auto& b = boxes_[i];
+      ds.push_back(make_desc(b, es, align, chunks));
+      ds.back().source = source_[i];
+      chunks += (ds.back().units + kChunk - 1) / kChunk;
+    }
+    Tables::Entry e;
+    e.chunks = chunks;
+    const std::size_t bytes = ds.size() * sizeof(Desc);
+    if (bytes) {
+      AXE_CUDA_CHECK(cudaMallocHost(&e.host, bytes));
+      std::memcpy(e.host, ds.data(), bytes);
+      AXE_CUDA_CHECK(cudaMalloc(&e.dev, bytes));
+      AXE_CUDA_CHECK(cudaMemcpyAsync(e.dev, e.host, bytes, cudaMemcpyHostToDevice, stream));
+    }
+    it = tables_->by_align.emplace(align, e).first;
+  }
+  return {it->second.dev, it->second.chunks, static_cast<int>(boxes_.size())};
+}
+
+// ---- device side -----------------------------------------------------------------------------
+
+namespace {
+
+template <int B>
+struct UnitOf;
+template <>
+struct UnitOf<1> {
+  using type = unsigned char;
+};
+template <>
+struct UnitOf<2> {
+  using type = unsigned short;
+};
+template <>
+struct UnitOf<4> {
+  using type = unsigned int;
+};
+template <>
+struct UnitOf<8> {
+  using type = unsigned long long;
+};
+template <>
+struct UnitOf<16> {
+  using type = uint4;
+};
+
+__device__ __forceinline__ void offsets(const Desc& d, long long u, long long& so, long long& dof) {
+  so = d.soff;
+  dof = d.doff;
+  if (d.small) {
+    unsigned q = static_cast<unsigned>(u);
+#pragma unroll
+    for (int m = kMaxModes - 1; m > 0; --m) {
+      if (m < d.rank) {
+        const unsigned e = static_cast<unsigned>(d.ext[m]);
+        const unsigned nq = q / e;
+        const unsigned i = q - nq * e;
+        q = nq;
+        so += static_cast<long long>(i) * d.sst[m];
+        dof += static_cast<long long>(i) * d.dst[m];
+      }
+    }
+    so += static_cast<long long>(q) * d.sst[0];
+    dof += static_cast<long long>(q) * d.dst[0];
+  } else {
+    long long q = u;
+#pragma unroll
+    for (int m = kMaxModes - 1; m > 0; --m) {
+      if (m < d.rank) {
+        const long long nq = q / d.ext[m];
+        const long long i = q - nq * d.ext[m];
+        q = nq;
+        so += i * d.sst[m];
+        dof += i * d.dst[m];
+      }
+    }
+    so += q * d.sst[0];
+    dof += q * d.dst[0];
+  }
+}
+
+template <int B, class F>
+__device__ __forceinline__ void run_chunk(const Desc& d, long long base, const char* src, char* dst,
+                                          const F& f) {
+  using U = typename UnitOf<B>::type;
+  U v[kUnroll];
+  long long dofs[kUnroll];
+  bool ok[kUnroll];
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const long long u = base + k * kThreads + threadIdx.x;
+    ok[k] = u < d.units;
+    if (ok[k]) {
+      long long so;
+      offsets(d, u, so, dofs[k]);
+      if constexpr (F::reads_src) v[k] = reinterpret_cast<const U*>(src)[so];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k)
+    if (ok[k]) f.template apply<U>(v[k], reinterpret_cast<U*>(dst) + dofs[k]);
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ table, int nboxes,
+                                                       long long chunks, const char* src, char* dst,
+                                                       const char* src2, F f) {
+  __shared__ Desc sd;
+  __shared__ int box;
+  for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+    // 32-ary search by warp 0 for the last box whose first chunk is <= c: log32(boxes) rounds
+    // of dependent loads instead of log2(boxes).
+    if (threadIdx.x < 32) {
+      int lo = 0, n = nboxes;  // answer in [lo, lo + n)
+      while (n > 1) {
+        const int step = (n + 31) / 32;
+        const int cand = lo + static_cast<int>(threadIdx.x) * step;
+        const bool ok = cand < lo + n && table[cand].chunk_begin <= c;
+        const unsigned mask = __ballot_sync(0xffffffffu, ok);
+        const int last = 31 - __clz(mask);  // lane 0 always qualifies
+        lo += last * step;
+        n = min(step, n - last * step);
+      }
+      if (threadIdx.x == 0) box = lo;
+    }
+    __syncthreads();
+    const int lo = box;
+    constexpr int words = sizeof(Desc) / 8;
+    if (threadIdx.x < words)
+      reinterpret_cast<long long*>(&sd)[threadIdx.x] =
+          reinterpret_cast<const long long*>(table + lo)[threadIdx.x];
+    __syncthreads();
+    const long long base = (c - sd.chunk_begin) * kChunk;
+    const char* s = sd.source ? src2 : src;
+    switch (sd.ulog) {
+      case 0: run_chunk<1>(sd, base, s, dst, f); break;
+      case 1: run_chunk<2>(sd, base, s, dst, f); break;
+      case 2: run_chunk<4>(sd, base, s, dst, f); break;
+      case 3: run_chunk<8>(sd, base, s, dst, f); break;
+      default: run_chunk<16>(sd, base, s, dst, f); break;
+    }
+    __syncthreads();
+  }
+}
+
+struct CopyF {
+  static constexpr bool reads_src = true;
+  template <class U>
+  __device__ __forceinline__ void apply(const U& s, U* d) const {
+    *d = s;
+  }
+};
+
+struct FillF {
+  static constexpr bool reads_src = false;
+  uint4 pattern;  // the value replicated over 16 bytes
+  template <class U>
+  __device__ __forceinline__ void apply(const U&, U* d) const {
+    U v;
+    memcpy(&v, &pattern, sizeof(U));
+    *d = v;
+  }
+};
+
+// Arithmetic type of each storage type.
+template <class T>
+struct Arith {
+  using type = T;
+  __device__ static T load(T v) { return v; }
+  __device__ static T store(T v) { return v; }
+};
+struct Half {
+  unsigned short bits;
+};
+struct BHalf {
+  unsigned short bits;
+};
+template <>
+struct Arith<Half> {
+  using type = float;
+  __device__ static float load(Half v) { return __half2float(__ushort_as_half(v.bits)); }
+  __device__ static Half store(float v) { return Half{__half_as_ushort(__float2half_rn(v))}; }
+};
+template <>
+struct Arith<BHalf> {
+  using type = float;
+  __device__ static float load(BHalf v) {
+    return __bfloat162float(__ushort_as_bfloat16(v.bits));
+  }
+  __device__ static BHalf store(float v) {
+    return BHalf{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
+  }
+};
+
+template <class A>
+__device__ __forceinline__ A combine(int op, A a, A b) {
+  switch (op) {
+    case 0:  // sum
+    case 4:  // avg
+      return static_cast<A>(a + b);
+    case 1: return static_cast<A>(a * b);  // prod
+    case 2: return a > b ? a : b;          // max
+    default: return a < b ? a : b;         // min
+  }
+}
+
+template <class T>
+struct ReduceF {
+  static constexpr bool reads_src = true;
+  int op;
+  int combine_it;
+  double divide;
+  template <class U>
+  __device__ __forceinline__ void apply(const U& s, U* d) const {
+    if constexpr (sizeof(U) >= sizeof(T)) {
+      constexpr int n = sizeof(U) / sizeof(T);
+      U dv = *d;
+      T a[n], b[n];
+      memcpy(a, &dv, sizeof(U));
+      memcpy(b, &s, sizeof(U));
+#pragma unroll
+      for (int i = 0; i < n; ++i) {
+        using A = typename Arith<T>::type;
+        A r = Arith<T>::load(b[i]);
+        if (combine_it) r = combine<A>(op, Arith<T>::load(a[i]), r);
+        if (divide != 1.0) r = static_cast<A>(static_cast<double>(r) / divide);
+        a[i] = Arith<T>::store(r);
+      }
+      memcpy(&dv, a, sizeof(U));
+      *d = dv;
+    }
+  }
+};
+
+int pointer_align(const void* p) {
+  const auto v = reinterpret_cast<std::uintptr_t>(p);
+  int a = 16;
+  while (a > 1 && (v % static_cast<std::uintptr_t>(a)) != 0) a >>= 1;
+  return a;
+}
+
+int grid_for(std::int64_t chunks) {
+  static int sms = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return 132;
+    return n;
+  }();
+  return static_cast<int>(std::min<std::int64_t>(chunks, static_cast<std::int64_t>(sms) * 8));
+}
+
+template <class F>
+void launch(const BoxList& list, const void* src, void* dst, cudaStream_t stream, const F& f,
+            const void* src2 = nullptr) {
+  if (list.empty()) return;
+  int align = pointer_align(dst);
+  if (src) align = std::min(align, pointer_align(src));
+  if (src2) align = std::min(align, pointer_align(src2));
+  auto dev = list.device(align, stream);
+  if (dev.chunks == 0) return;
+  box_kernel<F><<<grid_for(dev.chunks), kThreads, 0, stream>>>(
+      static_cast<const Desc*>(dev.table), dev.boxes, dev.chunks, static_cast<const char*>(src),
+      static_cast<char*>(dst), static_cast<const char*>(src2), f);
+  AXE_CUDA_CHECK(cudaGetLastError());
+}
+
+int op_code(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return 0;
+    case ReduceOp::Prod: return 1;
+    case ReduceOp::Max: return 2;
+    case ReduceOp::Min: return 3;
+    case ReduceOp::Avg: return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
+                const void* src2) {
+  launch(list, src, dst, stream, CopyF{}, src2);
+}
+
+void reduce_boxes(const BoxList& list, const void* src, void* dst, ReduceOp op, bool combine_it,
+                  double divide, cudaStream_t stream, const void* src2) {
+  const int oc = op_code(op);
+  const int c = combine_it ? 1 : 0;
+  switch (list.dtype()) {
+    case DType::F32: launch(list, src, dst, stream, ReduceF<float>{oc, c, divide}, src2); break;
+    case DType::F64: launch(list, src, dst, stream, ReduceF<double>{oc, c, divide}, src2); break;
+    case DType::F16: launch(list, src, dst, stream, ReduceF<Half>{oc, c, divide}, src2); break;
+    case DType::BF16: launch(list, src, dst, stream, ReduceF<BHalf>{oc, c, divide}, src2); break;
+    case DType::I32: launch(list, src, dst, stream, ReduceF<std::int32_t>{oc, c, divide}, src2); break;
+    case DType::I64: launch(list, src, dst, stream, ReduceF<long long>{oc, c, divide}, src2); break;
+    case DType::U8: launch(list, src, dst, stream, ReduceF<unsigned char>{oc, c, divide}, src2); break;
+  }
+}
+
+std::uint64_t value_bits(DType t, double v) {
+  std::uint64_t bits = 0;
+  auto put = [&](auto x) { std::memcpy(&bits, &x, sizeof(x)); };
+  switch (t) {
+    case DType::F64: put(v); break;
+    case DType::F32: put(static_cast<float>(v)); break;
+    case DType::F16: put(__half_as_ushort(__float2half_rn(static_cast<float>(v)))); break;
+    case DType::BF16:
+      if (std::isnan(v)) put(static_cast<unsigned short>(0x7fc0));
+      else put(__bfloat16_as_ushort(__float2bfloat16_rn(static_cast<float>(v))));
+      break;
+    case DType::I32:
+      put(static_cast<std::int32_t>(std::isfinite(v) ? v : (v > 0 ? INT32_MAX : INT32_MIN)));
+      break;
+    case DType::I64:
+      put(static_cast<std::int64_t>(std::isfinite(v) ? v : (v > 0 ? INT64_MAX : INT64_MIN)));
+      break;
+    case DType::U8:
+      put(static_cast<std::uint8_t>(std::isfinite(v) ? v : (v > 0 ? 255 : 0)));
+      break;
+  }
+  return bits;
+}
+
+void fill_boxes(const BoxList& list, void* dst, double value, cudaStream_t stream) {
+  const std::uint64_t bits = value_bits(list.dtype(), value);
+  const std::int64_t es = size_of(list.dtype());
+  unsigned char pat[16];
+  for (int i = 0; i < 16; ++i) pat[i] = static_cast<unsigned char>(bits >> (8 * (i % es)));
+  FillF f;
+  std::memcpy(&f.pattern, pat, 16);
+  launch(list, nullptr, dst, stream, f);
+}
+
+// ---- transpose through an XOR-swizzled shared-memory tile ------------------------------------
+
+namespace {
+
+constexpr int kRows = 8;  // block (32, 8); a tile of T x T elements, T = 64 (32 for 8-byte)
+
+struct TDesc {
+  long long A, B;    // extents: mode a is contiguous in src, mode b in dst
+  long long sa, sb;  // src strides of a and b (sa == 1)
+  long long da, db;  // dst strides (db == 1)
+  long long soff, doff;
+  long long tiles_a, tiles_b, batch;
+  int nb;  // batch modes
+  long long bext[kMaxModes], bsst[kMaxModes], bdst[kMaxModes];
+};
+
+// tile[r][swizzle(r, c)] with swizzle = c XOR f(r): a warp writes 32 consecutive c of one row,
+// or reads one column c over 32 consecutive rows r, and must touch 32 distinct 4-byte banks.
+//   4- and 8-byte T: f(r) = r mod 32         -> bank (c ^ r) mod 32 (8-byte: per half-warp)
+//   2-byte T (row of 64 = 32 banks): f(r) = (r mod 32) << 1 -> word (c >> 1) ^ r
+//   1-byte T (row of 64 = 16 banks): f(r) = ((r >> 1) mod 16) << 2 -> bank 16 (r & 1) + ((c >> 2) ^ (r >> 1))
+// f(r) < 64, so the XOR permutes each row: no padding, and the same function on both sides.
+template <class T>
+__device__ __forceinline__ int swizzle(int r, int c) {
+  if constexpr (sizeof(T) == 2) return c ^ ((r & 31) << 1);
+  else if constexpr (sizeof(T) == 1) return c ^ (((r >> 1) & 15) << 2);
+  else return c ^ (r & 31);
+}
+
+// Each thread loads kTile^2 / 256 elements before the barrier, so many loads are in flight.
+template <class T, int kTile>
+__global__ void __launch_bounds__(32 * kRows) transpose_kernel(TDesc d, const T* __restrict__ src,
+                                                               T* __restrict__ dst) {
+  __shared__ T tile[kTile][kTile];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const long long tiles = d.tiles_a * d.tiles_b;
+  for (long long z = blockIdx.z; z < d.batch; z += gridDim.z) {
+    long long so = d.soff, dof = d.doff, q = z;
+    for (int m = d.nb - 1; m >= 0; --m) {
+      const long long i = q % d.bext[m];
+      q /= d.bext[m];
+      so += i * d.bsst[m];
+      dof += i * d.bdst[m];
+    }
+    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+      const long long a0 = (t % d.tiles_a) * kTile, b0 = (t / d.tiles_a) * kTile;
+      const bool full = a0 + kTile <= d.A && b0 + kTile <= d.B;
+#pragma unroll
+      for (int j = 0; j < kTile; j += kRows) {
+#pragma unroll
+        for (int i = 0; i < kTile; i += 32) {
+          const int r = ty + j, c = tx + i;  // r: b within the tile, c: a
+          const long long a = a0 + c, b = b0 + r;
+          if (full || (a < d.A && b < d.B)) tile[r][swizzle<T>(r, c)] = src[so + a * d.sa + b * d.sb];
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < kTile; j += kRows) {
+#pragma unroll
+        for (int i = 0; i < kTile; i += 32) {
+          const int c = ty + j, r = tx + i;  // c: a within the tile, r: b
+          const long long a = a0 + c, b = b0 + r;
+          if (full || (a < d.A && b < d.B)) dst[dof + a * d.da + b * d.db] = tile[r][swizzle<T>(r, c)];
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+template <class T, int kTile>
+void launch_transpose(TDesc d, const void* src, void* dst, cudaStream_t stream) {
+  d.tiles_a = (d.A + kTile - 1) / kTile;
+  d.tiles_b = (d.B + kTile - 1) / kTile;
+  const long long tiles = d.tiles_a * d.tiles_b;
+  dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, 1ll << 30)), 1,
+            static_cast<unsigned>(std::min<long long>(d.batch, 65535)));
+  transpose_kernel<T, kTile><<<grid, dim3(32, kRows), 0, stream>>>(d, static_cast<const T*>(src),
+                                                                   static_cast<T*>(dst));
+}
+
+}  // namespace
+
+bool is_transpose(const Transfer& box) {
+  if (box.extents.size() != box.src_strides.size() || box.extents.size() != box.dst_strides.size())
+    return false;
+  Transfer t = merge_modes(box);
+  if (box_elements(t) == 0) return false;
+  const std::size_t r = t.extents.size();
+  if (t.src_strides[r - 1] == 1 && t.dst_strides[r - 1] == 1) return false;
+  int a = -1, b = -1;
+  for (std::size_t k = 0; k < r; ++k) {
+    if (t.src_strides[k] == 1 && t.extents[k] > 1 && a < 0) a = static_cast<int>(k);
+    if (t.dst_strides[k] == 1 && t.extents[k] > 1 && b < 0) b = static_cast<int>(k);
+  }
+  return a >= 0 && b >= 0 && a != b && r <= static_cast<std::size_t>(kMaxModes);
+}
+
+void transform(const Transfer& box, DType dtype, const void* src, void* dst, cudaStream_t stream) {
+  check_box(box);
+  if (!is_transpose(box)) {
+    copy_boxes(BoxList::copy({box}, dtype), src, dst, stream);
+    return;
+  }
+  Transfer t = merge_modes(box);
+  const int r = static_cast<int>(t.extents.size());
+  int a = -1, b = -1;
+  for (int k = 0; k < r; ++k) {
+    if (t.src_strides[k] == 1 && t.extents[k] > 1 && a < 0) a = k;
+    if (t.dst_strides[k] == 1 && t.extents[k] > 1 && b < 0) b = k;
+  }
+  TDesc d{};
+  d.A = t.extents[a];
+  d.B = t.extents[b];
+  d.sa = t.src_strides[a];
+  d.sb = t.src_strides[b];
+  d.da = t.dst_strides[a];
+  d.db = t.dst_strides[b];
+  d.soff = t.src_offset;
+  d.doff = t.dst_offset;
+  d.batch = 1;
+  for (int k = 0; k < r; ++k) {
+    if (k == a || k == b) continue;
+    d.bext[d.nb] = t.extents[k];
+    d.bsst[d.nb] = t.src_strides[k];
+    d.bdst[d.nb] = t.dst_strides[k];
+    d.batch *= t.extents[k];
+    ++d.nb;
+  }
+  switch (size_of(dtype)) {
+    case 1: launch_transpose<unsigned char, 64>(d, src, dst, stream); break;
+    case 2: launch_transpose<unsigned short, 64>(d, src, dst, stream); break;
+    case 4: launch_transpose<unsigned int, 64>(d, src, dst, stream); break;
+    default: launch_transpose<unsigned long long, 32>(d, src, dst, stream); break;
+  }
+  AXE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace axe::cuda

@@ -1,0 +1,233 @@
+// NcclComm: bootstrap, cached ncclCommSplit groups, and error / timeout detection.
+#include "axe/cuda/nccl_comm.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "axe/error.hpp"
+
+namespace axe::cuda {
+
+void throw_nccl_error(ncclResult_t r, const char* expr, const char* file, int line) {
+  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + expr +
+              " failed: " + ncclGetErrorString(r));
+}
+
+double timeout_seconds_from_env() {
+  const char* v = std::getenv("AXE_TIMEOUT_S");
+  if (!v || !*v) return 300.0;
+  char* end = nullptr;
+  const double t = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(t > 0))
+    fail(std::string("AXE_TIMEOUT_S: '") + v + "' is not a number of seconds > 0");
+  return t;
+}
+
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::F32: return ncclFloat32;
+    case DType::F16: return ncclFloat16;
+    case DType::BF16: return ncclBfloat16;
+    case DType::F64: return ncclFloat64;
+    case DType::I32: return ncclInt32;
+    case DType::I64: return ncclInt64;
+    case DType::U8: return ncclUint8;
+  }
+  return ncclUint8;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: return ncclSum;
+    case ReduceOp::Prod: return ncclProd;
+    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Min: return ncclMin;
+  }
+  return ncclSum;
+}
+
+namespace {
+ncclConfig_t nonblocking_config() {
+  ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+  c.blocking = 0;
+  return c;
+}
+}  // namespace
+
+
+NcclComm::NcclComm(const ncclUniqueId& id, int rank, int nranks, int device, double timeout_s)
+    : rank_(rank), size_(nranks), device_(device) {
+  timeout_ = timeout_s > 0 ? timeout_s : timeout_seconds_from_env();
+  if (rank < 0 || rank >= nranks)
+    fail("NcclComm: rank " + std::to_string(rank) + " is outside 0.." + std::to_string(nranks - 1));
+  init(id);
+}
+
+ncclUniqueId NcclComm::unique_id() {
+  ncclUniqueId id{};
+  AXE_NCCL_CHECK(ncclGetUniqueId(&id));
+  return id;
+}
+
+void NcclComm::init(const ncclUniqueId& id) {
+  AXE_CUDA_CHECK(cudaSetDevice(device_));
+  ncclConfig_t cfg = nonblocking_config();
+  const ncclResult_t r = ncclCommInitRankConfig(&world_, size_, id, rank_, &cfg);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    failed_ = true;
+    throw Error("NcclComm: ncclCommInitRankConfig failed on rank " + std::to_string(rank_) + " of " +
+                std::to_string(size_) + " (device " + std::to_string(device_) +
+                "): " + ncclGetErrorString(r));
+  }
+  settle(world_, "ncclCommInitRankConfig");
+}
+
+NcclComm::~NcclComm() {
+  cudaSetDevice(device_);
+  auto finish = [&](ncclComm_t c) {
+    if (!c) return;
+    if (failed_) {
+      ncclCommAbort(c);
+      return;
+    }
+    // Non-blocking finalize: wait under the deadline, abort if it does not complete.
+    ncclCommFinalize(c);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+    ncclResult_t st = ncclInProgress;
+    while (ncclCommGetAsyncError(c, &st) == ncclSuccess && st == ncclInProgress &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    if (st != ncclSuccess) {
+      ncclCommAbort(c);
+      return;
+    }
+    ncclCommDestroy(c);
+  };
+  for (auto& [g, c] : groups_) finish(c);
+  finish(world_);
+}
+
+void NcclComm::abort_and_throw(const std::string& message) {
+  failed_ = true;
+  for (auto& [g, c] : groups_)
+    if (c) ncclCommAbort(c);
+  groups_.clear();
+  if (world_) ncclCommAbort(world_);
+  world_ = nullptr;
+  throw Error("NCCL rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": " + message +
+              "; communicators aborted");
+}
+
+void NcclComm::settle(ncclComm_t comm, const char* what) {
+  if (failed_) throw Error(std::string("NcclComm: ") + what + " after an earlier failure");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+  while (true) {
+    ncclResult_t st = ncclSuccess;
+    const ncclResult_t r = ncclCommGetAsyncError(comm, &st);
+    if (r != ncclSuccess)
+      abort_and_throw(std::string(what) + ": ncclCommGetAsyncError failed: " + ncclGetErrorString(r));
+    if (st == ncclSuccess) return;
+    if (st != ncclInProgress)
+      abort_and_throw(std::string(what) + " failed: " + ncclGetErrorString(st) + " (" +
+                      ncclGetLastError(comm) + ")");
+    if (std::chrono::steady_clock::now() > deadline)
+      abort_and_throw(std::string(what) + " timed out after " + std::to_string(timeout_) +
+                      " s (AXE_TIMEOUT_S)");
+    std::this_thread::yield();
+  }
+}
+
+void NcclComm::wait(cudaEvent_t event, const char* what) {
+  if (failed_) throw Error(std::string("NcclComm: ") + what + " after an earlier failure");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+  auto check = [&](ncclComm_t c) {
+    if (!c) return;
+    ncclResult_t st = ncclSuccess;
+    if (ncclCommGetAsyncError(c, &st) != ncclSuccess || (st != ncclSuccess && st != ncclInProgress))
+      abort_and_throw(std::string(what) + " failed: " + ncclGetErrorString(st) + " (" +
+                      ncclGetLastError(c) + ")");
+  };
+  int spins = 0;
+  while (true) {
+    const cudaError_t e = cudaEventQuery(event);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady)
+      abort_and_throw(std::string(what) + ": CUDA error " + cudaGetErrorString(e));
+    check(world_);
+    for (auto& [g, c] : groups_) check(c);
+    if (std::chrono::steady_clock::now() > deadline)
+      abort_and_throw(std::string(what) + " timed out after " + std::to_string(timeout_) +
+                      " s (AXE_TIMEOUT_S)");
+    if (++spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    else std::this_thread::yield();
+  }
+}
+
+ncclComm_t NcclComm::find_group(std::span<const std::int64_t> group) const {
+  auto it = groups_.find(std::vector<std::int64_t>(group.begin(), group.end()));
+  return it == groups_.end() ? nullptr : it->second;
+}
+
+void NcclComm::ensure_groups(const std::vector<std::vector<std::int64_t>>& groups) {
+  if (groups.empty()) return;
+  if (failed_) throw Error("NcclComm::ensure_groups after an earlier failure");
+  AXE_CUDA_CHECK(cudaSetDevice(device_));
+  // Which steps need a split anywhere: one max all-reduce of the flags over the world.
+  const std::size_t n = groups.size();
+  std::vector<int> flags(n);
+  for (std::size_t i = 0; i < n; ++i)
+    flags[i] = !groups[i].empty() && !find_group(groups[i]) ? 1 : 0;
+  int* dflags = nullptr;
+  cudaStream_t s = nullptr;
+  AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  AXE_CUDA_CHECK(cudaMalloc(&dflags, n * sizeof(int)));
+  AXE_CUDA_CHECK(cudaMemcpy(dflags, flags.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  AXE_NCCL_CHECK(ncclAllReduce(dflags, dflags, n, ncclInt32, ncclMax, world_, s));
+  settle(world_, "ncclAllReduce (group flags)");
+  cudaEvent_t ev;
+  AXE_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  AXE_CUDA_CHECK(cudaEventRecord(ev, s));
+  wait(ev, "ncclAllReduce (group flags)");
+  std::vector<int> any(n);
+  AXE_CUDA_CHECK(cudaMemcpy(any.data(), dflags, n * sizeof(int), cudaMemcpyDeviceToHost));
+  cudaEventDestroy(ev);
+  cudaFree(dflags);
+  cudaStreamDestroy(s);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!any[i]) continue;
+    const auto& g = groups[i];
+    int color = NCCL_SPLIT_NOCOLOR, key = 0;
+    if (!g.empty() && !find_group(g)) {
+      auto it = std::find(g.begin(), g.end(), static_cast<std::int64_t>(rank_));
+      if (it == g.end())
+        fail("NcclComm::ensure_groups: rank " + std::to_string(rank_) +
+             " is not a member of its own step group");
+      color = static_cast<int>(*std::min_element(g.begin(), g.end()));
+      key = static_cast<int>(it - g.begin());
+    }
+    ncclConfig_t cfg = nonblocking_config();
+    ncclComm_t child = nullptr;
+    const ncclResult_t r = ncclCommSplit(world_, color, key, &child, &cfg);
+    if (r != ncclSuccess && r != ncclInProgress)
+      abort_and_throw(std::string("ncclCommSplit failed: ") + ncclGetErrorString(r));
+    settle(world_, "ncclCommSplit");
+    if (color != NCCL_SPLIT_NOCOLOR) {
+      if (!child) abort_and_throw("ncclCommSplit returned no communicator");
+      settle(child, "ncclCommSplit (child)");
+      groups_[g] = child;
+    }
+  }
+}
+
+ncclComm_t NcclComm::group(std::span<const std::int64_t> group) {
+  if (ncclComm_t c = find_group(group)) return c;
+  ensure_groups({std::vector<std::int64_t>(group.begin(), group.end())});
+  return find_group(group);
+}
+
+}  // namespace axe::cuda

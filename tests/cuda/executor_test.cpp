@@ -1,0 +1,193 @@
+// The device executor on real plans: every destination shard equals the destination layout
+// applied to the global tensor (axe::verify, the same law the host executor is held to).
+// One GPU: single-rank plans (local copies, fills, transposes). Two GPUs: both ranks as threads
+// of this process, NCCL bootstrapped from a shared unique id (no MPI needed).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "axe/cuda/executor.hpp"
+#include "axe/cuda/kernels.hpp"
+#include "axe/cuda/nccl_comm.hpp"
+#include "axe/executor.hpp"
+#include "axe/simulate.hpp"
+#include "cuda/cuda_test_util.hpp"
+
+namespace axe::cuda {
+namespace {
+
+using test::DeviceBuffer;
+
+// Runs plan_rank(r, rank) on GPU `rank` for each rank (threads), returns the destinations.
+SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_s = 60) {
+  PlanRequest r = req;
+  r.dtype = DType::F64;
+  SimulationResult res;
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(nranks));
+  std::vector<std::string> errors(static_cast<std::size_t>(nranks));
+  const ncclUniqueId id = NcclComm::unique_id();
+  auto body = [&](int rank) {
+    try {
+      AXE_CUDA_CHECK(cudaSetDevice(rank));
+      NcclComm comm(id, rank, nranks, rank, timeout_s);
+      CudaExecutor ex(&comm);
+      RankPlan plan = plan_rank(r, rank);
+      std::vector<double> src = fill_source(r.from, rank);
+      ASSERT_EQ(static_cast<std::int64_t>(src.size()), plan.buffers.front());
+      DeviceBuffer ds(src.size() * 8), dd(static_cast<std::size_t>(plan.buffers.back()) * 8);
+      ds.upload(src.data(), src.size() * 8);
+      for (int rep = 0; rep < 2; ++rep) {  // the second run uses the cached preparation
+        ex.execute(plan, ds.p, dd.p);
+        ex.synchronize();
+      }
+      auto bytes = dd.download();
+      out[static_cast<std::size_t>(rank)].resize(bytes.size() / 8);
+      std::memcpy(out[static_cast<std::size_t>(rank)].data(), bytes.data(), bytes.size());
+    } catch (const std::exception& e) {
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int k = 0; k < nranks; ++k) ts.emplace_back(body, k);
+  for (auto& t : ts) t.join();
+  for (int k = 0; k < nranks; ++k) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(k)], "") << "rank " << k;
+    res.destination[k] = out[static_cast<std::size_t>(k)];
+  }
+  return res;
+}
+
+struct Transition {
+  const char* name;
+  const char* mesh;
+  std::vector<AxisPlacement> from, to;
+  std::vector<std::int64_t> shape;
+};
+
+void PrintTo(const Transition& t, std::ostream* os) { *os << t.name; }
+
+class TwoGpus : public ::testing::TestWithParam<Transition> {};
+
+TEST_P(TwoGpus, Redistribute_MatchesDestinationLayout) {
+  AXE_REQUIRE_GPUS(2);
+  const auto& t = GetParam();
+  Mesh m = parse_mesh(t.mesh);
+  PlanRequest r{shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.from)),
+                shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.to)),
+                DType::F64};
+  auto res = run_on_gpus(r, 2);
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Transitions, TwoGpus,
+    ::testing::Values(
+        Transition{"S0_to_R_allgather", "gpu=2", {Shard(0)}, {Replicate()}, {64, 128}},
+        Transition{"S0_to_R_uneven", "gpu=2", {Shard(0)}, {Replicate()}, {63, 130}},
+        Transition{"P_to_R_allreduce", "gpu=2", {Partial()}, {Replicate()}, {64, 128}},
+        Transition{"Pavg_to_R", "gpu=2", {Partial(ReduceOp::Avg)}, {Replicate()}, {64, 128}},
+        Transition{"Pmax_to_S0_reducescatter", "gpu=2", {Partial(ReduceOp::Max)}, {Shard(0)}, {64, 128}},
+        Transition{"Pmin_to_S1", "gpu=2", {Partial(ReduceOp::Min)}, {Shard(1)}, {33, 70}},
+        Transition{"Pprod_to_R", "gpu=2", {Partial(ReduceOp::Prod)}, {Replicate()}, {16, 24}},
+        Transition{"S0_to_S1_alltoall", "gpu=2", {Shard(0)}, {Shard(1)}, {64, 128}},
+        Transition{"S1_to_S0_3d", "gpu=2", {Shard(1)}, {Shard(0)}, {6, 10, 14}},
+        Transition{"R_to_S0_local", "gpu=2", {Replicate()}, {Shard(0)}, {64, 128}},
+        Transition{"P_to_S0", "gpu=2", {Partial()}, {Shard(0)}, {31, 17}},
+        Transition{"S0_to_P", "gpu=2", {Shard(0)}, {Partial()}, {64, 128}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(OneGpu, Redistribute_SingleRankPlansMatchDestinationLayout) {
+  AXE_REQUIRE_GPUS(1);
+  for (auto [from, to] : {std::pair{Shard(0), Replicate()}, std::pair{Replicate(), Shard(1)},
+                          std::pair{Partial(), Replicate()}}) {
+    Mesh m = parse_mesh("gpu=1");
+    PlanRequest r{shard({37, 21}, m, {from}), shard({37, 21}, m, {to}), DType::F64};
+    auto res = run_on_gpus(r, 1);
+    EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  }
+}
+
+// A hand-written single-rank plan with fills and a transposing local copy: no communicator.
+TEST(OneGpu, Execute_LocalTransposeAndFillsWithoutCommunicator) {
+  AXE_REQUIRE_GPUS(1);
+  RankPlan p;
+  p.rank = 0;
+  p.dtype = DType::F32;
+  p.buffers = {40 * 50, 50 * 52};
+  Step s;
+  s.kind = StepKind::LocalCopy;
+  s.in = 0;
+  s.out = 1;
+  s.copies.push_back(Transfer{{40, 50}, 0, {50, 1}, 0, {1, 52}, 0});  // transpose into 50x(52) rows
+  s.fills.push_back(Transfer{{50, 2}, 40, {52, 1}, 40, {52, 1}, 0});  // columns 40..41 of each row
+  s.reduce = false;
+  s.op = ReduceOp::Max;
+  p.steps.push_back(s);
+  std::vector<float> src(40 * 50);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+  DeviceBuffer ds(src.size() * 4), dd(static_cast<std::size_t>(p.buffers[1]) * 4);
+  ds.upload(src.data(), src.size() * 4);
+  CudaExecutor ex(nullptr);
+  ex.execute(p, ds.p, dd.p);
+  ex.synchronize();
+  auto b = dd.download();
+  std::vector<float> got(b.size() / 4);
+  std::memcpy(got.data(), b.data(), b.size());
+  // host executor on the same plan
+  std::vector<float> want(got.size());
+  InMemoryNetwork net;
+  InMemoryTransport tr(net, 0);
+  execute(p, tr, std::as_bytes(std::span(src)), std::as_writable_bytes(std::span(want)));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+    else EXPECT_EQ(got[i], want[i]) << i;
+  }
+  EXPECT_GE(ex.launches(), 3);  // pad, fill, transpose
+}
+
+// Failure detection: rank 1 never joins the exchange; rank 0 must raise within its timeout, and
+// rank 1, joining after rank 0 aborted, must raise as well.
+TEST(TwoGpusFailure, Timeout_AbortsAndEveryRankRaises) {
+  AXE_REQUIRE_GPUS(2);
+  Mesh m = parse_mesh("gpu=2");
+  PlanRequest r{shard({64, 128}, m, {Shard(0)}), shard({64, 128}, m, {Shard(1)}), DType::F64};
+  const ncclUniqueId id = NcclComm::unique_id();
+  std::string err[2];
+  double seconds[2] = {0, 0};
+  std::atomic<bool> rank0_done{false};
+  auto body = [&](int rank) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      AXE_CUDA_CHECK(cudaSetDevice(rank));
+      NcclComm comm(id, rank, 2, rank, 3.0);
+      CudaExecutor ex(&comm);
+      RankPlan plan = plan_rank(r, rank);
+      DeviceBuffer ds(static_cast<std::size_t>(plan.buffers.front()) * 8),
+          dd(static_cast<std::size_t>(plan.buffers.back()) * 8);
+      if (rank == 1)
+        while (!rank0_done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      t0 = std::chrono::steady_clock::now();
+      ex.execute(plan, ds.p, dd.p);
+      ex.synchronize();
+    } catch (const std::exception& e) {
+      err[rank] = e.what();
+    }
+    seconds[rank] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rank == 0) rank0_done = true;
+  };
+  std::thread a(body, 0), b(body, 1);
+  a.join();
+  b.join();
+  EXPECT_NE(err[0], "") << "rank 0 did not raise";
+  EXPECT_LT(seconds[0], 30.0);
+  EXPECT_NE(err[0].find("rank 0"), std::string::npos) << err[0];
+  // rank 1: its peer's communicator is gone; it must raise too (timeout or remote error)
+  EXPECT_NE(err[1], "") << "rank 1 did not raise";
+  std::cout << "rank 0: " << err[0] << " (" << seconds[0] << " s)\nrank 1: " << err[1] << " ("
+            << seconds[1] << " s)\n";
+}
+
+}  // namespace
+}  // namespace axe::cuda

@@ -1,0 +1,384 @@
+// Box kernels against a host reference: pack, unpack, copy, reduce on receipt, fill, transpose.
+// Random boxes of 1..8 modes with odd extents and padded, permuted strides, for every dtype;
+// every element outside the boxes must keep its poison value.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "axe/cuda/kernels.hpp"
+#include "axe/executor.hpp"
+#include "cuda/cuda_test_util.hpp"
+#include "support/test_support.hpp"
+
+namespace axe::cuda {
+namespace {
+
+using test::DeviceBuffer;
+using test::for_each_element;
+
+const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64,
+                         DType::I32, DType::I64, DType::U8};
+const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max, ReduceOp::Min,
+                         ReduceOp::Prod};
+
+// A random strided layout for `extents`: the modes in a random order of nesting, each stride
+// padded by 0..2 elements, so the box is not contiguous in general. Returns the strides and the
+// number of elements the layout spans.
+std::pair<std::vector<std::int64_t>, std::int64_t> random_strides(const std::vector<std::int64_t>& ext,
+                                                                  std::mt19937_64& rng, bool keep_inner) {
+  const std::size_t r = ext.size();
+  std::vector<std::size_t> order(r);  // outermost first
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  if (keep_inner) {  // the last mode innermost and contiguous; padding in multiples of 16
+    order.erase(std::find(order.begin(), order.end(), r - 1));
+    order.push_back(r - 1);
+  }
+  std::vector<std::int64_t> st(r);
+  std::int64_t s = 1;
+  for (std::size_t i = r; i-- > 0;) {
+    const std::size_t m = order[i];
+    st[m] = s;
+    const std::int64_t pad = static_cast<std::int64_t>(rng() % 3);
+    s = s * ext[m] + (keep_inner ? 16 * (pad % 2) : pad);
+  }
+  return {st, s + 1};
+}
+
+struct Case {
+  std::vector<Transfer> boxes;
+  std::int64_t src_elems = 0, dst_elems = 0;
+};
+
+// `n` boxes reading disjoint-or-overlapping src regions and writing disjoint dst regions.
+Case random_case(std::mt19937_64& rng, int n, int max_rank, bool vector_friendly) {
+  Case c;
+  for (int b = 0; b < n; ++b) {
+    const int r = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_rank));
+    std::vector<std::int64_t> ext(r);
+    std::int64_t total = 1;
+    for (int k = 0; k < r; ++k) {
+      const std::int64_t cap = r <= 2 ? 70 : (r <= 4 ? 9 : 4);
+      ext[k] = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(cap));
+      total *= ext[k];
+    }
+    if (vector_friendly) ext[r - 1] = 16 * (1 + static_cast<std::int64_t>(rng() % 4));
+    auto [ss, sspan] = random_strides(ext, rng, vector_friendly);
+    auto [ds, dspan] = random_strides(ext, rng, vector_friendly);
+    Transfer t;
+    t.extents = ext;
+    t.src_strides = ss;
+    t.dst_strides = ds;
+    t.src_offset = c.src_elems + (vector_friendly ? 16 : static_cast<std::int64_t>(rng() % 5));
+    t.dst_offset = c.dst_elems + (vector_friendly ? 16 : static_cast<std::int64_t>(rng() % 5));
+    c.src_elems = t.src_offset + sspan + 3;
+    c.dst_elems = t.dst_offset + dspan + 3;
+    if (vector_friendly) {
+      c.src_elems = (c.src_elems + 15) / 16 * 16;
+      c.dst_elems = (c.dst_elems + 15) / 16 * 16;
+    }
+    c.boxes.push_back(t);
+  }
+  return c;
+}
+
+std::vector<unsigned char> random_bytes(std::size_t n, std::mt19937_64& rng) {
+  std::vector<unsigned char> v(n);
+  for (auto& b : v) b = static_cast<unsigned char>(rng());
+  return v;
+}
+
+// Host reference: copy box elements with the given sides.
+void host_copy(const std::vector<Transfer>& boxes, std::int64_t es, const unsigned char* src, unsigned char* dst) {
+  for (const auto& b : boxes)
+    for_each_element(b, [&](std::int64_t so, std::int64_t dof, std::int64_t) {
+      std::memcpy(dst + dof * es, src + so * es, static_cast<std::size_t>(es));
+    });
+}
+
+// Boxes with their packed side made explicit (what BoxList::pack / unpack mean).
+std::vector<Transfer> with_packed(std::vector<Transfer> boxes, bool packed_dst, std::int64_t base) {
+  std::int64_t pos = base;
+  for (auto& b : boxes) {
+    std::vector<std::int64_t> st(b.extents.size());
+    std::int64_t s = 1;
+    for (std::size_t k = b.extents.size(); k-- > 0;) {
+      st[k] = s;
+      s *= b.extents[k];
+    }
+    if (packed_dst) {
+      b.dst_offset = pos;
+      b.dst_strides = st;
+    } else {
+      b.src_offset = pos;
+      b.src_strides = st;
+    }
+    pos += s;
+  }
+  return boxes;
+}
+
+std::int64_t total_elements(const std::vector<Transfer>& boxes) {
+  std::int64_t n = 0;
+  for (const auto& b : boxes) n += b.elements();
+  return n;
+}
+
+// ---- merging (host only) ---------------------------------------------------------------------
+
+TEST(BoxList, MergesContiguousModes) {
+  // (2,3,4,5) row-major contiguous on both sides is one run of 120 elements.
+  Transfer t{{2, 3, 4, 5}, 7, {60, 20, 5, 1}, 9, {60, 20, 5, 1}, 0};
+  auto l = BoxList::copy({t}, DType::F32);
+  ASSERT_EQ(l.boxes().size(), 1u);
+  EXPECT_EQ(l.boxes()[0].extents, (std::vector<std::int64_t>{120})) << to_string(l.boxes()[0]);
+  // S(0) -> S(1) message of PLANNER_EXAMPLES §2: (16,32) src 64+(128,1) packs as 16 runs of 32.
+  auto p = BoxList::pack({Transfer{{16, 32}, 64, {128, 1}, 0, {1, 1}, 0}}, DType::F32, 100);
+  ASSERT_EQ(p.boxes().size(), 1u);
+  EXPECT_EQ(to_string(p.boxes()[0]), "(16,32) src 64+(128,1) dst 100+(32,1)");
+  EXPECT_EQ(p.elements(), 512);
+}
+
+TEST(BoxList, RejectsMoreThanEightModesAfterMerging) {
+  Transfer t;
+  for (int k = 0; k < 9; ++k) {
+    t.extents.push_back(2);
+    t.src_strides.push_back(std::int64_t{1} << (2 * (8 - k)));  // gaps: never mergeable
+    t.dst_strides.push_back(std::int64_t{1} << (8 - k));
+  }
+  EXPECT_THROW(BoxList::copy({t}, DType::F32), Error);
+}
+
+// ---- copy kernels ----------------------------------------------------------------------------
+
+class Kernels : public ::testing::TestWithParam<DType> {};
+
+void check_pack_unpack(DType dt, std::mt19937_64& rng, bool vector_friendly, int misalign) {
+  const std::int64_t es = size_of(dt);
+  for (int rep = 0; rep < 12; ++rep) {
+    Case c = random_case(rng, 1 + static_cast<int>(rng() % 6), 8, vector_friendly);
+    const std::int64_t packed = total_elements(c.boxes);
+    const std::size_t mis = static_cast<std::size_t>(misalign * es);
+    auto src = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+    DeviceBuffer dsrc(src.size() + mis), dpk(static_cast<std::size_t>(packed * es) + mis);
+    dsrc.upload(src.data(), src.size(), mis);
+    // pack
+    auto l = BoxList::pack(c.boxes, dt, 0);
+    copy_boxes(l, dsrc.c() + mis, dpk.c() + mis, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned char> want(static_cast<std::size_t>(packed * es));
+    host_copy(with_packed(c.boxes, true, 0), es, src.data(), want.data());
+    auto got = dpk.download();
+    ASSERT_EQ(0, std::memcmp(got.data() + mis, want.data(), want.size()))
+        << "pack, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+    // unpack into a poisoned buffer: elements outside the boxes keep the poison
+    auto poison = random_bytes(static_cast<std::size_t>(c.dst_elems * es), rng);
+    DeviceBuffer ddst(poison.size() + mis);
+    ddst.upload(poison.data(), poison.size(), mis);
+    auto u = BoxList::unpack(c.boxes, dt, 0);
+    copy_boxes(u, dpk.c() + mis, ddst.c() + mis, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    auto expect = poison;
+    host_copy(with_packed(c.boxes, false, 0), es, want.data(), expect.data());
+    got = ddst.download();
+    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
+        << "unpack, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+    // strided -> strided copy
+    ddst.upload(poison.data(), poison.size(), mis);
+    copy_boxes(BoxList::copy(c.boxes, dt), dsrc.c() + mis, ddst.c() + mis, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    expect = poison;
+    host_copy(c.boxes, es, src.data(), expect.data());
+    got = ddst.download();
+    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
+        << "copy, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+  }
+}
+
+TEST_P(Kernels, PackUnpackCopy_MatchHostOnRandomBoxes) {
+  AXE_REQUIRE_GPUS(1);
+  auto rng = axe::test::make_rng(100 + static_cast<int>(GetParam()));
+  check_pack_unpack(GetParam(), rng, false, 0);
+}
+
+TEST_P(Kernels, PackUnpackCopy_VectorisedRunsMatchHost) {
+  AXE_REQUIRE_GPUS(1);
+  auto rng = axe::test::make_rng(200 + static_cast<int>(GetParam()));
+  check_pack_unpack(GetParam(), rng, true, 0);
+}
+
+TEST_P(Kernels, PackUnpackCopy_MisalignedBasePointersMatchHost) {
+  AXE_REQUIRE_GPUS(1);
+  auto rng = axe::test::make_rng(300 + static_cast<int>(GetParam()));
+  check_pack_unpack(GetParam(), rng, true, 1);
+}
+
+TEST_P(Kernels, SecondSource_ReadsBothBuffersInOneLaunch) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(400 + static_cast<int>(dt));
+  Case c = random_case(rng, 4, 4, false);
+  auto a = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+  auto b = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+  DeviceBuffer da(a.size()), db(b.size()), dd(static_cast<std::size_t>(c.dst_elems * es));
+  da.upload(a.data(), a.size());
+  db.upload(b.data(), b.size());
+  auto poison = random_bytes(dd.bytes, rng);
+  dd.upload(poison.data(), poison.size());
+  BoxList l = BoxList::copy({c.boxes[0], c.boxes[1]}, dt);
+  BoxList second = BoxList::copy({c.boxes[2], c.boxes[3]}, dt);
+  second.from_second_source();
+  l.append(second);
+  copy_boxes(l, da.p, dd.p, nullptr, db.p);
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  auto expect = poison;
+  host_copy({c.boxes[0], c.boxes[1]}, es, a.data(), expect.data());
+  host_copy({c.boxes[2], c.boxes[3]}, es, b.data(), expect.data());
+  EXPECT_EQ(dd.download(), expect);
+}
+
+// ---- reduce on receipt -----------------------------------------------------------------------
+
+// Small exact values of `dt` (no overflow, exact products), as bytes.
+std::vector<unsigned char> small_values(DType dt, std::size_t n, std::mt19937_64& rng) {
+  const std::int64_t es = size_of(dt);
+  std::vector<unsigned char> v(n * static_cast<std::size_t>(es));
+  for (std::size_t i = 0; i < n; ++i) {
+    const int x = static_cast<int>(rng() % 9);  // 0..8
+    const double d = dt == DType::U8 ? x : x - 4;
+    unsigned char* p = v.data() + i * es;
+    switch (dt) {
+      case DType::F32: { float f = static_cast<float>(d) * 0.5f; std::memcpy(p, &f, 4); break; }
+      case DType::F64: { double f = d * 0.25; std::memcpy(p, &f, 8); break; }
+      case DType::I32: { std::int32_t f = static_cast<std::int32_t>(d); std::memcpy(p, &f, 4); break; }
+      case DType::I64: { std::int64_t f = static_cast<std::int64_t>(d); std::memcpy(p, &f, 8); break; }
+      case DType::U8: { std::uint8_t f = static_cast<std::uint8_t>(d); std::memcpy(p, &f, 1); break; }
+      case DType::F16: case DType::BF16: {
+        const std::uint64_t bits = value_bits(dt, d * 0.5);
+        std::memcpy(p, &bits, 2);
+        break;
+      }
+    }
+  }
+  return v;
+}
+
+double to_double(DType dt, const unsigned char* p) {
+  switch (dt) {
+    case DType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DType::F64: { double f; std::memcpy(&f, p, 8); return f; }
+    case DType::I32: { std::int32_t f; std::memcpy(&f, p, 4); return f; }
+    case DType::I64: { std::int64_t f; std::memcpy(&f, p, 8); return static_cast<double>(f); }
+    case DType::U8: return *p;
+    case DType::BF16: { std::uint16_t h; std::memcpy(&h, p, 2); std::uint32_t u = std::uint32_t{h} << 16; float f; std::memcpy(&f, &u, 4); return f; }
+    case DType::F16: {
+      std::uint16_t h;
+      std::memcpy(&h, p, 2);
+      const int e = (h >> 10) & 31, m = h & 1023;
+      double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(m | 1024, e - 25);
+      return (h >> 15) ? -v : v;
+    }
+  }
+  return 0;
+}
+
+TEST_P(Kernels, ReduceOnReceipt_MatchesHostReduceForEveryOp) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  for (ReduceOp op : kOps) {
+    auto rng = axe::test::make_rng(500 + 10 * static_cast<int>(dt) + static_cast<int>(op));
+    Case c = random_case(rng, 3, 5, rng() % 2 == 0);
+    const std::int64_t packed = total_elements(c.boxes);
+    auto dst0 = small_values(dt, static_cast<std::size_t>(c.dst_elems), rng);
+    auto pk = small_values(dt, static_cast<std::size_t>(packed), rng);
+    DeviceBuffer dd(dst0.size()), dp(pk.size());
+    dd.upload(dst0.data(), dst0.size());
+    dp.upload(pk.data(), pk.size());
+    auto l = BoxList::unpack(c.boxes, dt, 0);
+    reduce_boxes(l, dp.p, dd.p, op, true, 1.0, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    auto expect = dst0;
+    for (const auto& b : with_packed(c.boxes, false, 0))
+      for_each_element(b, [&](std::int64_t so, std::int64_t dof, std::int64_t) {
+        reduce_into(dt, op, reinterpret_cast<std::byte*>(expect.data() + dof * es),
+                    reinterpret_cast<const std::byte*>(pk.data() + so * es), 1);
+      });
+    ASSERT_EQ(dd.download(), expect) << "dtype " << to_string(dt) << " op " << static_cast<int>(op);
+    // write + divide (the last term of an average): dst = src / 4
+    if (op == ReduceOp::Avg) {
+      reduce_boxes(l, dp.p, dd.p, op, false, 4.0, nullptr);
+      AXE_CUDA_CHECK(cudaDeviceSynchronize());
+      auto got = dd.download();
+      for (const auto& b : with_packed(c.boxes, false, 0))
+        for_each_element(b, [&](std::int64_t so, std::int64_t dof, std::int64_t) {
+          double want = to_double(dt, pk.data() + so * es) / 4.0;
+          if (!is_floating(dt)) want = std::trunc(want);
+          ASSERT_NEAR(to_double(dt, got.data() + dof * es), want, 1e-2 * std::abs(want) + 1e-12)
+              << "avg divide, dtype " << to_string(dt);
+        });
+    }
+  }
+}
+
+TEST_P(Kernels, Fill_SetsEveryBoxElementAndNothingElse) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(600 + static_cast<int>(dt));
+  Case c = random_case(rng, 5, 8, false);
+  for (double v : {-std::numeric_limits<double>::infinity(), 1.0, std::nan("")}) {
+    auto poison = random_bytes(static_cast<std::size_t>(c.dst_elems * es), rng);
+    DeviceBuffer dd(poison.size());
+    dd.upload(poison.data(), poison.size());
+    fill_boxes(BoxList::copy(c.boxes, dt), dd.p, v, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    auto expect = poison;
+    const std::uint64_t bits = value_bits(dt, v);
+    for (const auto& b : c.boxes)
+      for_each_element(b, [&](std::int64_t, std::int64_t dof, std::int64_t) {
+        std::memcpy(expect.data() + dof * es, &bits, static_cast<std::size_t>(es));
+      });
+    ASSERT_EQ(dd.download(), expect) << "fill " << v << " dtype " << to_string(dt);
+  }
+}
+
+// ---- transform (swizzled transpose) ----------------------------------------------------------
+
+TEST_P(Kernels, Transform_TransposeMatchesHost) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(700 + static_cast<int>(dt));
+  struct Shape {
+    std::int64_t batch, rows, cols;
+  };
+  for (Shape s : {Shape{1, 1, 1}, Shape{1, 33, 31}, Shape{1, 64, 96}, Shape{1, 7, 130},
+                  Shape{3, 45, 37}, Shape{2, 32, 32}}) {
+    // src (batch, rows, cols) row-major with a padded row; dst (batch, cols, rows) row-major.
+    const std::int64_t ld = s.cols + 3;
+    Transfer t{{s.batch, s.rows, s.cols}, 5, {s.rows * ld, ld, 1}, 2, {s.rows * s.cols, 1, s.rows}, 0};
+    const std::int64_t n_src = 5 + s.batch * s.rows * ld, n_dst = 2 + s.batch * s.rows * s.cols;
+    if (s.rows > 1 && s.cols > 1) EXPECT_TRUE(is_transpose(t)) << to_string(t);
+    auto src = random_bytes(static_cast<std::size_t>(n_src * es), rng);
+    auto poison = random_bytes(static_cast<std::size_t>(n_dst * es), rng);
+    DeviceBuffer ds(src.size()), dd(poison.size());
+    ds.upload(src.data(), src.size());
+    dd.upload(poison.data(), poison.size());
+    transform(t, dt, ds.p, dd.p, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    auto expect = poison;
+    host_copy({t}, es, src.data(), expect.data());
+    ASSERT_EQ(dd.download(), expect) << to_string(t) << " dtype " << to_string(dt);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDTypes, Kernels, ::testing::ValuesIn(kDTypes),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace axe::cuda
