@@ -200,8 +200,11 @@ Runtime::~Runtime() {
   const bool bad = failed();
   backend_.reset();
   transport_.reset();
-  // After a timeout a peer may never answer: MPI_Finalize could block on it, so it is skipped and
-  // the launcher ends the job.
+  // After a timeout a peer may never answer: MPI_Finalize would block on it. The error was
+  // already thrown (and reported) on this rank; at shutdown the job is ended through the launcher
+  // with MPI_Abort, which mpirun handles reliably (a plain exit without MPI_Finalize can leave
+  // Open MPI 4.1's mpirun hanging when a peer waits in MPI_Finalize).
+  if (owns_mpi_ && bad) MPI_Abort(MPI_COMM_WORLD, 1);
   if (owns_mpi_ && !bad) {
     int finalized = 0;
     MPI_Finalized(&finalized);

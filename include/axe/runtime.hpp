@@ -15,8 +15,8 @@
 //   }                                               // ~Runtime finalizes MPI
 //
 // After a timeout the runtime is unusable (failed() is true): later operations throw at once,
-// and the destructor does not call MPI_Finalize (it could wait on the dead peer); the launcher
-// then ends the job with a non-zero status.
+// and the destructor does not call MPI_Finalize (it could wait on the dead peer) but ends the job
+// with MPI_Abort(1) (only when this Runtime initialised MPI), so the launcher stops every rank.
 #pragma once
 
 #include <cstdint>
