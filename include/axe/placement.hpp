@@ -20,8 +20,18 @@
 //   {Shard(0), Shard(0)} on dp=2,tp=2 puts row block 2*dp + tp on device (dp,tp).
 // JAX style (each item names its axes; unnamed axes replicate):
 //   {Shard(0, {"tp","dp"})} puts row block 2*tp + dp on device (dp,tp).
-// A dim over several axes is one torch.chunk over the product of their sizes (for uneven dims
-// this differs from DTensor's nested chunking; even dims agree).
+//
+// Uneven dims over several mesh axes. DTensor style chunks NESTED, in mesh-axis order (exactly
+// DTensor's distribute_tensor / compute_local_shape_and_global_offset): torch.chunk over the
+// first axis, then torch.chunk of that local piece over the next, ... The padded extent is the
+// same as one chunk over the product (ceil(ceil(n/a)/b) == ceil(n/(ab))), only where the padding
+// sits differs. Worked by hand, rows over dp=2 then tp=2 (devices (0,0),(0,1),(1,0),(1,1)):
+//   n=10: dp 5,5; tp 3,2 | 3,2  -> shards 3,2,3,2 at rows 0,3,5,8 (padded 12, local 3)
+//   n=7:  dp 4,3; tp 2,2 | 2,1  -> shards 2,2,2,1 at rows 0,2,4,6 (same as flat chunk)
+//   n=5:  dp 3,2; tp 2,1 | 1,1  -> shards 2,1,1,1 at rows 0,2,3,4 (flat chunk: 2,2,1,0)
+//   n=3 over dp=4,tp=2: dp 1,1,1,0; tp 1,0 each -> one row on (0,0),(1,0),(2,0), rest empty.
+// JAX style (axes named in one item) is ONE torch.chunk over the product of the axes' sizes
+// (JAX pads the dim to a multiple of the product), so for n=5: 2,2,1,0.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +70,9 @@ std::vector<AxisPlacement> parse_placements(std::string_view text);
 struct Sharding {
   std::vector<AxisPlacement> per_axis;      // kind, dim, op; `axes` empty
   std::vector<std::vector<std::size_t>> dim_axes;
+  // True (DTensor style): a dim over several axes chunks nested, one level per axis; false (JAX
+  // style): one chunk over the product of the axes' sizes.
+  bool nested = true;
   bool operator==(const Sharding&) const = default;
 };
 std::string to_string(const Sharding& s);  // DTensor style "S(0),R", with "{..}" when reordered
@@ -73,8 +86,13 @@ class DistLayout {
   // the layout admits `shape`: its size is prod(padded) with padded[k] >= shape[k] and its D
   // groups by `padded`. `padded` empty: shape itself when the sizes agree, otherwise inferred
   // from the trailing dim forwards (each dim takes the fewest iters reaching shape[k]).
+  //
+  // `nest` (optional, one entry per dim, empty entries allowed): the logical bounds of a dim
+  // chunked nested over parts (p1, p2, ...) (DTensor's several mesh axes on one dim, see the
+  // top of this file). Requires padded[k] == prod(p) * ceil(shape[k] / prod(p)). A dim with no
+  // entry (or one part) has the plain bound: logical index i is padded index i, i < shape[k].
   DistLayout(std::vector<std::int64_t> shape, AxeLayout layout, Mesh mesh,
-             std::vector<std::int64_t> padded = {});
+             std::vector<std::int64_t> padded = {}, std::vector<std::vector<std::int64_t>> nest = {});
 
   const std::vector<std::int64_t>& shape() const { return shape_; }
   const std::vector<std::int64_t>& padded_shape() const { return padded_; }
@@ -85,10 +103,19 @@ class DistLayout {
   // Elements of every rank's local buffer (1 + the largest memory coordinate; padding included).
   std::int64_t local_elements() const { return local_elements_; }
   std::int64_t elements() const;  // prod(shape)
+  // Per dim, the parts of its nested chunking (empty: plain bound). Only dims whose nesting
+  // moves padding are kept (e.g. n=7 over 2x2 equals the plain bound and is stored empty).
+  const std::vector<std::vector<std::int64_t>>& nest() const { return nest_; }
+  bool nested() const;  // some dim has a nested bound
+  // Logical index i of dim k -> its padded index (the D domain). Plain bound: i. Nested, n=10
+  // over (2,2): 0,1,2,3,4 -> 0,1,2,3,4 and 5..9 -> 6..10 (padded 11 is padding).
+  std::int64_t padded_index(std::size_t k, std::int64_t i) const;
+  // The inverse: nullopt for a padding slot. Law: logical_index(k, padded_index(k, i)) == i.
+  std::optional<std::int64_t> logical_index(std::size_t k, std::int64_t padded) const;
 
   bool operator==(const DistLayout& o) const {
     return shape_ == o.shape_ && padded_ == o.padded_ && layout_ == o.layout_ &&
-           mesh_ == o.mesh_;
+           mesh_ == o.mesh_ && nest_ == o.nest_;
   }
 
  private:
@@ -98,8 +125,10 @@ class DistLayout {
   Mesh mesh_;
   std::optional<Sharding> sharding_;
   std::int64_t local_elements_ = 1;
+  std::vector<std::vector<std::int64_t>> nest_;  // empty or one entry per dim
 };
-// "S[...] on dp=2,tp=2 shape (64,128)", with " padded (..)" when padded.
+// "S[...] on dp=2,tp=2 shape (64,128)", with " padded (..)" when padded and " nested d0:(2,2)"
+// per dim with a nested bound.
 std::string to_string(const DistLayout& l);
 
 // Normalises placements: either one per mesh axis without axes (DTensor style) or any number
@@ -110,6 +139,7 @@ Sharding make_sharding(std::size_t ndim, const Mesh& mesh, std::span<const AxisP
 // The layout of the placements: per dim d over axes (a1..ak) with product p and chunk
 // c = ceil(n/p): D iters (size(a1):1@a1, ..., size(ak):1@ak, c:stride) with the local buffer
 // row-major over the chunks; R[size:1@a] per replicated axis; P<op>[size:1@a] per partial axis.
+// With s.nested and k >= 2 the dim's logical bounds are nested (see DistLayout::nest()).
 DistLayout shard(std::span<const std::int64_t> shape, const Mesh& mesh, const Sharding& s);
 DistLayout shard(std::span<const std::int64_t> shape, const Mesh& mesh,
                  std::span<const AxisPlacement> placements);

@@ -185,6 +185,7 @@ Sharding make_sharding(std::size_t ndim, const Mesh& mesh, std::span<const AxisP
     }
     s.per_axis[a] = q;
   };
+  s.nested = !named;
   if (!named) {
     if (ps.size() != mesh.ndim())
       fail("placements '" + all + "': " + std::to_string(ps.size()) + " placements for mesh " +
@@ -244,7 +245,13 @@ DistLayout shard(std::span<const std::int64_t> shape, const Mesh& mesh, const Sh
       op = p.op;
     }
   }
-  DistLayout l(std::vector<std::int64_t>(shape.begin(), shape.end()), AxeLayout(D, R, P, {}, op), mesh, padded);
+  std::vector<std::vector<std::int64_t>> nest(nd);
+  if (s.nested)
+    for (std::size_t d = 0; d < nd; ++d)
+      if (s.dim_axes[d].size() >= 2)
+        for (auto a : s.dim_axes[d]) nest[d].push_back(mesh.sizes()[a]);
+  DistLayout l(std::vector<std::int64_t>(shape.begin(), shape.end()), AxeLayout(D, R, P, {}, op), mesh, padded,
+               std::move(nest));
   l.sharding_ = s;
   return l;
 }
@@ -255,7 +262,7 @@ DistLayout shard(std::span<const std::int64_t> shape, const Mesh& mesh,
 }
 
 DistLayout::DistLayout(std::vector<std::int64_t> shape, AxeLayout layout, Mesh mesh,
-                       std::vector<std::int64_t> padded)
+                       std::vector<std::int64_t> padded, std::vector<std::vector<std::int64_t>> nest)
     : shape_(std::move(shape)), layout_(std::move(layout)), mesh_(std::move(mesh)) {
   for (auto e : shape_)
     if (e < 1) fail("global shape " + shape_text(shape_) + " has a dim < 1");
@@ -272,8 +279,67 @@ DistLayout::DistLayout(std::vector<std::int64_t> shape, AxeLayout layout, Mesh m
       if (padded_[k] < shape_[k])
         fail("padded shape " + shape_text(padded_) + " is smaller than global shape " + shape_text(shape_));
   }
+  if (!nest.empty()) {
+    if (nest.size() != shape_.size())
+      fail("nested bounds for " + std::to_string(nest.size()) + " dims of global shape " + shape_text(shape_));
+    bool any = false;
+    for (std::size_t k = 0; k < nest.size(); ++k) {
+      if (nest[k].size() < 2) {
+        nest[k].clear();
+        continue;
+      }
+      std::int64_t p = 1;
+      for (auto e : nest[k]) {
+        if (e < 1) fail("nested bound of dim " + std::to_string(k) + " has a part < 1: " + shape_text(nest[k]));
+        p = checked_mul(p, e, "nested parts");
+      }
+      if (checked_mul(p, (shape_[k] + p - 1) / p, "nested padded dim") != padded_[k])
+        fail("nested bound " + shape_text(nest[k]) + " of dim " + std::to_string(k) + " (size " +
+             std::to_string(shape_[k]) + ") needs padded extent " + std::to_string(p * ((shape_[k] + p - 1) / p)) +
+             ", layout '" + to_string(layout_) + "' has " + std::to_string(padded_[k]));
+      auto segs = internal::nest_segments(shape_[k], padded_[k], nest[k]);
+      if (segs.size() == 1 && segs[0].shift == 0) nest[k].clear();  // the plain bound
+      any = any || !nest[k].empty();
+    }
+    if (any) nest_ = std::move(nest);
+  }
   internal::Side s = internal::make_side(*this);
   local_elements_ = internal::check_side(s);
+}
+
+bool DistLayout::nested() const { return !nest_.empty(); }
+
+std::int64_t DistLayout::padded_index(std::size_t k, std::int64_t i) const {
+  if (nest_.empty() || nest_[k].empty()) return i;
+  std::int64_t size = shape_[k], P = padded_[k], res = 0;
+  for (auto p : nest_[k]) {
+    const std::int64_t c = (size + p - 1) / p, block = P / p;
+    const std::int64_t q = c > 0 ? i / c : 0;
+    res += q * block;
+    i -= q * c;
+    size = std::clamp<std::int64_t>(size - q * c, 0, c);
+    P = block;
+  }
+  return res + i;
+}
+
+std::optional<std::int64_t> DistLayout::logical_index(std::size_t k, std::int64_t pi) const {
+  if (pi < 0 || pi >= padded_[k]) return std::nullopt;
+  if (nest_.empty() || nest_[k].empty()) {
+    if (pi < shape_[k]) return pi;
+    return std::nullopt;
+  }
+  std::int64_t size = shape_[k], P = padded_[k], res = 0;
+  for (auto p : nest_[k]) {
+    const std::int64_t c = (size + p - 1) / p, block = P / p;
+    const std::int64_t q = pi / block;
+    res += q * c;
+    pi -= q * block;
+    size = std::clamp<std::int64_t>(size - q * c, 0, c);
+    P = block;
+  }
+  if (pi < size) return res + pi;
+  return std::nullopt;
 }
 
 std::int64_t DistLayout::elements() const {
@@ -285,6 +351,9 @@ std::int64_t DistLayout::elements() const {
 std::string to_string(const DistLayout& l) {
   std::string s = to_string(l.layout()) + " on " + to_string(l.mesh()) + " shape " + shape_text(l.shape());
   if (l.padded_shape() != l.shape()) s += " padded " + shape_text(l.padded_shape());
+  if (l.nested())
+    for (std::size_t k = 0; k < l.nest().size(); ++k)
+      if (!l.nest()[k].empty()) s += " nested d" + std::to_string(k) + ":" + shape_text(l.nest()[k]);
   return s;
 }
 

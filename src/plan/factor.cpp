@@ -7,6 +7,7 @@
 // decomposition of n). Otherwise the dim falls back to maximal runs on which both maps are
 // affine (the "no common factorisation" case); a run is a one-mode box.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <unordered_set>
@@ -62,6 +63,35 @@ std::vector<std::int64_t> infer_padded(const AxeLayout& l, const std::vector<std
          " does not admit global shape " + shape_text(shape) +
          " (no padded shape >= it groups the layout's iters)");
   return padded;
+}
+
+std::vector<Segment> nest_segments(std::int64_t n, std::int64_t padded, const std::vector<std::int64_t>& parts) {
+  std::vector<Segment> out;
+  auto rec = [&](auto&& self, std::int64_t size, std::int64_t P, std::size_t level, std::int64_t lbase,
+                 std::int64_t pbase) -> void {
+    if (size <= 0) return;
+    if (level == parts.size()) {
+      const std::int64_t shift = pbase - lbase;
+      if (!out.empty() && out.back().lo + out.back().len == lbase && out.back().shift == shift)
+        out.back().len += size;
+      else
+        out.push_back({lbase, size, shift});
+      return;
+    }
+    const std::int64_t p = parts[level], c = (size + p - 1) / p, block = P / p;
+    for (std::int64_t q = 0; q < p; ++q) {
+      const std::int64_t sz = std::clamp<std::int64_t>(size - q * c, 0, c);
+      if (sz == 0) break;
+      self(self, sz, block, level + 1, lbase + q * c, pbase + q * block);
+    }
+  };
+  rec(rec, n, padded, 0, 0, 0);
+  return out;
+}
+
+std::vector<Segment> dim_segments(const DistLayout& l, std::size_t k) {
+  if (!l.nested() || l.nest()[k].empty()) return {{0, l.shape()[k], 0}};
+  return nest_segments(l.shape()[k], l.padded_shape()[k], l.nest()[k]);
 }
 
 Side make_side(const DistLayout& dl) {
@@ -247,7 +277,77 @@ std::vector<Mode> chain_modes(const Side& src, const Side& dst, std::size_t k, s
   return modes;
 }
 
+// The innermost affine block of one side's dim: the trailing iters that continue one another on
+// one axis (B padded indexes move by `stride` on `axis`). No iters: an unbounded block.
+void affine_block(const std::vector<SideIter>& it, int mem, std::int64_t& B, int& axis, std::int64_t& stride) {
+  if (it.empty()) {
+    B = std::numeric_limits<std::int64_t>::max() / 4;
+    axis = mem;
+    stride = 0;
+    return;
+  }
+  B = it.back().extent;
+  axis = it.back().axis;
+  stride = it.back().stride;
+  for (std::size_t t = it.size() - 1; t-- > 0;) {
+    if (it[t].axis != axis || it[t].stride != stride * B) break;
+    B *= it[t].extent;
+  }
+}
+
+// A dim with a nested bound on either side: the logical range is cut where either side's
+// padded index jumps (nest_segments) and where either side leaves its innermost affine block;
+// each run is one mode (logical place 1). O(runs): about the number of shards along the dim.
+std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_t k, std::int64_t n) {
+  const auto& si = src.dims[k];
+  const auto& di = dst.dims[k];
+  auto ws = places(si), wd = places(di);
+  const auto ss = dim_segments(*src.layout, k), ds = dim_segments(*dst.layout, k);
+  std::int64_t Bs = 1, Bd = 1, sst = 0, dst_st = 0;
+  int sax = 0, dax = 0;
+  affine_block(si, src.mem(), Bs, sax, sst);
+  affine_block(di, dst.mem(), Bd, dax, dst_st);
+  const std::size_t ns = static_cast<std::size_t>(src.naxes + 1), nd = static_cast<std::size_t>(dst.naxes + 1);
+  std::vector<DimPiece> pieces;
+  std::size_t i = 0, j = 0;
+  std::int64_t x = 0;
+  while (x < n) {
+    while (ss[i].lo + ss[i].len <= x) ++i;
+    while (ds[j].lo + ds[j].len <= x) ++j;
+    const std::int64_t end = std::min(ss[i].lo + ss[i].len, ds[j].lo + ds[j].len);
+    std::int64_t a = x + ss[i].shift, b = x + ds[j].shift;
+    while (x < end) {
+      const std::int64_t len = std::min({end - x, Bs - a % Bs, Bd - b % Bd});
+      DimPiece p;
+      p.s_base.assign(ns, 0);
+      p.d_base.assign(nd, 0);
+      side_coord(si, ws, a, p.s_base);
+      side_coord(di, wd, b, p.d_base);
+      p.begin = x;
+      if (len > 1) {
+        Mode m;
+        m.extent = len;
+        m.dim = static_cast<int>(k);
+        m.place = 1;
+        m.s_axis = sax;
+        m.s_stride = sst;
+        m.d_axis = dax;
+        m.d_stride = dst_st;
+        p.modes.push_back(m);
+      }
+      pieces.push_back(std::move(p));
+      x += len;
+      a += len;
+      b += len;
+    }
+  }
+  return pieces;
+}
+
 std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k, std::int64_t n) {
+  if ((src.layout->nested() && !src.layout->nest()[k].empty()) ||
+      (dst.layout->nested() && !dst.layout->nest()[k].empty()))
+    return refine_nested(src, dst, k, n);
   const auto& si = src.dims[k];
   const auto& di = dst.dims[k];
   auto ws = places(si), wd = places(di);
@@ -430,6 +530,7 @@ Pair make_pair(const DistLayout& from, const DistLayout& to) {
     }
   }
   const auto& shape = from.shape();
+  p.nested = from.nested() || to.nested();
   std::vector<std::vector<DimPiece>> per_dim;
   for (std::size_t k = 0; k < shape.size(); ++k) per_dim.push_back(refine_dim(p.src, p.dst, k, shape[k]));
   // Cartesian product of the dims' pieces.

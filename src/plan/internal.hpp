@@ -37,6 +37,16 @@ Side make_side(const DistLayout& l);
 std::int64_t check_side(const Side& s);  // returns the local buffer size
 std::vector<std::int64_t> infer_padded(const AxeLayout& l, const std::vector<std::int64_t>& shape);
 
+// A logical range [lo, lo + len) of one dim held at padded indexes lo + shift ... (one piece of
+// a nested bound; DistLayout::padded_index is affine with slope 1 on it).
+struct Segment {
+  std::int64_t lo = 0, len = 0, shift = 0;
+};
+// The maximal segments of n chunked nested over `parts` in a padded extent (ascending lo,
+// covering [0, n)); O(prod(parts)) work. One segment with shift 0 for a plain bound.
+std::vector<Segment> nest_segments(std::int64_t n, std::int64_t padded, const std::vector<std::int64_t>& parts);
+std::vector<Segment> dim_segments(const DistLayout& l, std::size_t k);
+
 // A mode of the common refinement: a digit of one dim's logical index, with its place value,
 // and where it lands on each side.
 struct Mode {
@@ -77,6 +87,7 @@ struct Pair {
   std::vector<Mode> full_modes;
   bool chain = true;
   std::vector<bool> even;  // per dim: no padding on either side (the logical range is one box)
+  bool nested = false;     // some dim of either side has a nested bound (boxes are its runs)
 };
 // Throws axe::Error naming both layouts when a partial destination cannot be produced.
 Pair make_pair(const DistLayout& src, const DistLayout& dst);

@@ -222,6 +222,7 @@ std::vector<int> classes(const AxisPlacement& a, const AxisPlacement& b, bool sa
 Sharding intermediate(const Sharding& s, const Sharding& t, const std::vector<AxisPlacement>& per_axis) {
   Sharding r;
   r.per_axis = per_axis;
+  r.nested = t.nested;
   r.dim_axes.assign(s.dim_axes.size(), {});
   for (std::size_t d = 0; d < r.dim_axes.size(); ++d) {
     std::vector<std::pair<std::size_t, std::size_t>> keyed;
@@ -713,6 +714,8 @@ Classified classify(const Pair& p, const std::vector<Axis>& axes) {
     }
     c.root = root;
   }
+  // Nested bounds: the padded factors no longer say that one rank's shard lands on one peer.
+  if (p.nested && c.kind == StepKind::Permute) c.kind = StepKind::SendRecv;
   if (!is_collective(c.kind)) c.equal_blocks = true;
   return c;
 }

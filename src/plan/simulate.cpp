@@ -44,14 +44,15 @@ void for_each_slot(const DistLayout& l, F&& f) {
     }
   }
   std::int64_t n = l.elements();
-  std::vector<std::int64_t> coord(nd, 0), c(static_cast<std::size_t>(s.naxes + 1));
+  std::vector<std::int64_t> coord(nd, 0), pcoord(nd, 0), c(static_cast<std::size_t>(s.naxes + 1));
   std::vector<std::int64_t> dev(static_cast<std::size_t>(s.naxes));
   for (std::int64_t x = 0; x < n; ++x) {
     std::copy(s.offset.begin(), s.offset.end(), c.begin());
+    for (std::size_t d = 0; d < nd; ++d) pcoord[d] = l.padded_index(d, coord[d]);  // nested bounds
     for (std::size_t d = 0; d < nd; ++d)
       for (std::size_t j = 0; j < s.dims[d].size(); ++j) {
         const auto& it = s.dims[d][j];
-        c[static_cast<std::size_t>(it.axis)] += ((coord[d] / places[d][j]) % it.extent) * it.stride;
+        c[static_cast<std::size_t>(it.axis)] += ((pcoord[d] / places[d][j]) % it.extent) * it.stride;
       }
     for (std::int64_t r = 0; r < s.replicas; ++r)
       for (std::int64_t t = 0; t < s.terms; ++t) {

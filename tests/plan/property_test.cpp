@@ -65,15 +65,18 @@ void check_one(const PlanRequest& r, const std::string& what) {
 
 TEST(PlanProperty, Placements_SimulationMatchesLayout) {
   auto g = test::make_rng(101);
+  int nested = 0;
   for (int i = 0; i < 1500; ++i) {
     Mesh a = test::random_mesh(g);
     Mesh b = g() % 3 == 0 ? test::other_mesh(g, a) : a;
     auto shape = test::random_shape(g);
     DistLayout from = test::random_placements(g, shape, a, true);
     DistLayout to = test::random_placements(g, shape, b, from.layout().partial().empty() && g() % 4 == 0);
+    nested += from.nested() || to.nested();
     check_one({from, to, DType::F32}, "case " + std::to_string(i));
     if (HasFatalFailure()) return;
   }
+  EXPECT_GT(nested, 50);  // nested-uneven dims (DTensor's several axes on one dim) are covered
 }
 
 TEST(PlanProperty, GeneralLayouts_SimulationMatchesLayout) {
@@ -93,6 +96,7 @@ TEST(PlanProperty, GeneralLayouts_SimulationMatchesLayout) {
 // Brute-force oracle: the element-by-element reference exchange fills the same buffers.
 TEST(PlanOracle, ReferenceExchangeAgrees) {
   auto g = test::make_rng(303);
+  int nested = 0;
   for (int i = 0; i < 300; ++i) {
     Mesh a = test::random_mesh(g);
     Mesh b = test::other_mesh(g, a);
@@ -100,6 +104,7 @@ TEST(PlanOracle, ReferenceExchangeAgrees) {
     DistLayout from = test::random_general(g, shape, a, true);
     DistLayout to = test::random_general(g, shape, b, false);
     PlanRequest r{from, to, DType::F32};
+    nested += from.nested() || to.nested();
     auto ref = reference_destination(from, to);
     SimulationResult res = simulate(plan_all(r));
     for (const auto& [rank, want] : ref) {
@@ -110,6 +115,7 @@ TEST(PlanOracle, ReferenceExchangeAgrees) {
             << to_string(from) << " -> " << to_string(to) << " rank " << rank << " slot " << k;
     }
   }
+  EXPECT_GT(nested, 10);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Random distributed layouts for property tests: placements, interleaved and block-cyclic
-// shards, permuted local storage, memory offsets, replicas/partials/offsets on some axes.
+// shards, permuted local storage, memory offsets, replicas/partials/offsets on some axes, nested
+// (DTensor) uneven bounds on dims over several axes.
 #pragma once
 
 #include <algorithm>
@@ -145,7 +146,13 @@ inline DistLayout random_general(std::mt19937_64& g, const std::vector<std::int6
       p_iters.push_back({m.sizes()[a], 1, m.axes()[a]});
     }
   }
-  return DistLayout(shape, AxeLayout(d_iters, r_iters, p_iters, off, op), m, padded);
+  // Dims over several device axes: half the time DTensor's nested chunk bounds (the padding sits
+  // at the end of every level's piece instead of at the end of the dim).
+  std::vector<std::vector<std::int64_t>> nest(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (dim_axes[d].size() >= 2 && g() % 2)
+      for (auto a : dim_axes[d]) nest[d].push_back(m.sizes()[a]);
+  return DistLayout(shape, AxeLayout(d_iters, r_iters, p_iters, off, op), m, padded, nest);
 }
 
 }  // namespace axe::test
