@@ -1,9 +1,10 @@
 // CudaExecutor: the host executor's step walk (src/plan/executor.cpp) on device buffers.
 //
-// The collective shape tests mirror Exec::try_collective in src/plan/executor.cpp, plus the
-// condition NCCL adds (every member's block has the same size). Each test only reads facts every
-// member of the group sees alike (block sizes are known to all members), so all members choose
-// the same path and NCCL calls always match.
+// The path of every step is decided by its recorded kind and Step::equal_blocks, which the
+// planner makes the same on every rank (plan.hpp, "Agreement"); this file never chooses a path
+// from one rank's own traffic, so all members of a group always make the same NCCL calls. The
+// shape checks mirror Exec::run_collective in src/plan/executor.cpp and throw, like it, naming the
+// rank and the step.
 #include "axe/cuda/executor.hpp"
 
 #include <algorithm>
@@ -20,7 +21,13 @@ namespace axe::cuda {
 
 namespace {
 
-enum class Mode { P2P, AllGather, AllReduce, ReduceScatter };
+enum class Mode { P2P, AllGather, AllReduce, ReduceScatter, Broadcast };
+
+// Kinds that have a native NCCL collective (used when Step::equal_blocks).
+bool native_kind(StepKind k) {
+  return k == StepKind::AllGather || k == StepKind::ReduceScatter || k == StepKind::AllReduce ||
+         k == StepKind::Broadcast;
+}
 
 double identity(ReduceOp op) {
   switch (op) {
@@ -59,15 +66,6 @@ std::int64_t elements(const std::vector<Transfer>& boxes) {
   for (const auto& b : boxes) n += b.elements();
   return n;
 }
-bool in_group(const Step& s) {
-  auto has = [&](std::int64_t p) { return std::find(s.group.begin(), s.group.end(), p) != s.group.end(); };
-  for (const auto& m : s.sends)
-    if (!has(m.peer)) return false;
-  for (const auto& m : s.recvs)
-    if (!has(m.peer)) return false;
-  return true;
-}
-
 std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
 
 }  // namespace
@@ -78,6 +76,7 @@ struct CudaExecutor::Prepared {
     Mode mode = Mode::P2P;
     ncclComm_t comm = nullptr;
     int me = 0;               // index in the group (collectives)
+    int root = 0;             // broadcast: the root's index in the group
     std::int64_t count = 0;   // elements per member block (collectives)
     BoxList fills;
     BoxList pack;             // in -> send region
@@ -88,6 +87,11 @@ struct CudaExecutor::Prepared {
     std::int64_t send_elems = 0, recv_elems = 0;
   };
   std::vector<PStep> steps;
+  // One entry per step whose kind has a native collective and equal_blocks (the same steps on
+  // every rank): this rank's group when it runs the native call, else empty.
+  std::vector<std::vector<std::int64_t>> groups;
+  std::vector<int> group_step;
+  bool connected = false;
   void* scratch = nullptr;
   std::vector<std::int64_t> inter_offset;  // byte offset of buffer i in scratch (-1: none)
   std::int64_t send_offset = 0, recv_offset = 0;
@@ -117,9 +121,103 @@ static bool same_plan(const RankPlan& a, const RankPlan& b) {
   return a.rank == b.rank && a.dtype == b.dtype && a.buffers == b.buffers && a.steps == b.steps;
 }
 
-CudaExecutor::Prepared& CudaExecutor::prepare(const RankPlan& plan) {
+namespace {
+
+[[noreturn]] void bad(const RankPlan& plan, const Step& s, std::size_t index, const std::string& why) {
+  fail("CudaExecutor: rank " + std::to_string(plan.rank) + " step " + std::to_string(index) + " (" +
+       std::string(to_string(s.kind)) + " on a group of " + std::to_string(s.group.size()) + "): " + why +
+       " (a planner bug: every member must run the collective)");
+}
+
+// The native path of a collective step, or P2P; throws (naming rank and step) when the rank's
+// messages do not have the declared collective's shape. Mirrors Exec::run_collective.
+Mode check_collective(const RankPlan& plan, const Step& s, std::size_t index, std::int64_t& count, int& root) {
+  const auto& g = s.group;
+  auto member = [&](std::int64_t r) { return std::find(g.begin(), g.end(), r) != g.end(); };
+  if (!member(plan.rank)) bad(plan, s, index, "this rank is not a member of its own group");
+  for (const auto& m : s.sends)
+    if (!member(m.peer)) bad(plan, s, index, "sends to rank " + std::to_string(m.peer) + " outside the group");
+  for (const auto& m : s.recvs)
+    if (!member(m.peer)) bad(plan, s, index, "receives from rank " + std::to_string(m.peer) + " outside the group");
+  auto received = [&](std::int64_t peer) {
+    const Message* m = find(s.recvs, peer);
+    return m ? m->elements() : std::int64_t{0};
+  };
+  auto sent = [&](std::int64_t peer) {
+    const Message* m = find(s.sends, peer);
+    return m ? m->elements() : std::int64_t{0};
+  };
+  const std::string unequal = "blocks of different sizes in a step recorded with equal_blocks";
+  switch (s.kind) {
+    case StepKind::AllGather: {
+      if (s.reduce) bad(plan, s, index, "an all-gather cannot reduce");
+      for (const auto& m : s.sends)
+        if (!same_src(m.boxes, s.sends[0].boxes)) bad(plan, s, index, "sends different blocks to different members");
+      if (!s.sends.empty() && s.sends.size() + 1 != g.size()) bad(plan, s, index, "does not send its block to every member");
+      if (!s.equal_blocks) return Mode::P2P;
+      count = s.sends.empty() ? 0 : s.sends[0].elements();
+      for (auto peer : g)
+        if (peer != plan.rank && received(peer) != count)
+          bad(plan, s, index, unequal + " (own block " + std::to_string(count) + " elements, rank " +
+                                  std::to_string(peer) + "'s " + std::to_string(received(peer)) + ")");
+      return Mode::AllGather;
+    }
+    case StepKind::AllToAll:
+      if (s.reduce) bad(plan, s, index, "an all-to-all cannot reduce");
+      return Mode::P2P;
+    case StepKind::Broadcast: {
+      if (s.reduce) bad(plan, s, index, "a broadcast cannot reduce");
+      auto it = std::find(g.begin(), g.end(), s.root);
+      if (it == g.end()) bad(plan, s, index, "its root " + std::to_string(s.root) + " is not a member");
+      root = static_cast<int>(it - g.begin());
+      if (plan.rank == s.root) {
+        for (const auto& x : s.sends)
+          if (!same_src(x.boxes, s.sends[0].boxes)) bad(plan, s, index, "the root sends different blocks");
+        if (!s.recvs.empty()) bad(plan, s, index, "the root receives");
+        if (!s.sends.empty() && s.sends.size() + 1 != g.size()) bad(plan, s, index, "the root does not send to every member");
+        count = s.sends.empty() ? 0 : s.sends[0].elements();
+      } else {
+        if (!s.sends.empty() || s.recvs.size() > 1) bad(plan, s, index, "a non-root member sends or receives twice");
+        if (!s.recvs.empty() && s.recvs[0].peer != s.root) bad(plan, s, index, "receives from a member other than the root");
+        count = s.recvs.empty() ? 0 : s.recvs[0].elements();
+      }
+      return s.equal_blocks ? Mode::Broadcast : Mode::P2P;
+    }
+    case StepKind::ReduceScatter:
+    case StepKind::AllReduce: {
+      if (!s.reduce) bad(plan, s, index, "nothing to reduce");
+      for (const auto& c : s.copies)
+        if (c.term != s.copies[0].term) bad(plan, s, index, "holds several terms of one element");
+      for (const auto& m : s.recvs)
+        if (!same_dst(m.boxes, s.copies)) bad(plan, s, index, "a received term does not match the local term");
+      if (!s.copies.empty() && s.recvs.size() + 1 != g.size()) bad(plan, s, index, "does not receive a term from every member");
+      if (s.kind == StepKind::AllReduce) {
+        for (const auto& m : s.sends)
+          if (!same_src(m.boxes, s.copies)) bad(plan, s, index, "sends a block other than its own term");
+        if (!s.copies.empty() && s.sends.size() + 1 != g.size()) bad(plan, s, index, "does not send to every member");
+      }
+      if (!s.equal_blocks) return Mode::P2P;
+      count = elements(s.copies);
+      if (s.kind == StepKind::ReduceScatter)
+        for (auto peer : g)
+          if (peer != plan.rank && sent(peer) != count)
+            bad(plan, s, index, unequal + " (own block " + std::to_string(count) + " elements, the block for rank " +
+                                    std::to_string(peer) + " " + std::to_string(sent(peer)) + ")");
+      return s.kind == StepKind::AllReduce ? Mode::AllReduce : Mode::ReduceScatter;
+    }
+    default: bad(plan, s, index, "not a collective");
+  }
+}
+
+}  // namespace
+
+CudaExecutor::Prepared* CudaExecutor::lookup(const RankPlan& plan) {
   auto it = cache_.find(&plan);
-  if (it != cache_.end() && same_plan(it->second->plan, plan)) return *it->second;
+  return it != cache_.end() && same_plan(it->second->plan, plan) ? it->second.get() : nullptr;
+}
+
+bool CudaExecutor::prepare_local(const RankPlan& plan) {
+  if (lookup(plan)) return false;
   auto p = std::make_unique<Prepared>();
   p->plan = plan;
   const DType dt = plan.dtype;
@@ -129,65 +227,44 @@ CudaExecutor::Prepared& CudaExecutor::prepare(const RankPlan& plan) {
     fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) +
          " but this NCCL rank is " + std::to_string(comm_->rank()));
 
-  // Decide each step's path and the groups to split.
-  std::vector<std::vector<std::int64_t>> groups;  // per collective-kind step, in step order
-  std::vector<int> group_step;
   std::int64_t max_send = 0, max_recv = 0;
-  for (const Step& s : pl.steps) {
+  for (std::size_t index = 0; index < pl.steps.size(); ++index) {
+    const Step& s = pl.steps[index];
     Prepared::PStep ps;
     const auto& g = s.group;
-    const bool coll = comm_ && is_collective(s.kind) && !g.empty() && in_group(s) &&
-                      std::find(g.begin(), g.end(), plan.rank) != g.end();
-    auto my_index = [&] { return static_cast<int>(std::find(g.begin(), g.end(), plan.rank) - g.begin()); };
-    if (coll && s.kind == StepKind::AllGather && !s.reduce && !s.sends.empty() &&
-        s.sends.size() + 1 == g.size()) {
-      bool ok = true;
-      const std::int64_t count = elements(s.sends[0].boxes);
-      for (const auto& m : s.sends) ok = ok && same_src(m.boxes, s.sends[0].boxes);
-      for (auto peer : g) {
-        if (peer == plan.rank) continue;
-        const Message* m = find(s.recvs, peer);
-        ok = ok && m && m->elements() == count;
-      }
-      if (ok && count > 0) {
-        ps.mode = Mode::AllGather;
-        ps.count = count;
-        ps.me = my_index();
-      }
-    } else if (coll && (s.kind == StepKind::ReduceScatter || s.kind == StepKind::AllReduce) &&
-               s.reduce && !s.copies.empty() && s.recvs.size() + 1 == g.size() &&
-               s.sends.size() + 1 == g.size()) {
-      bool ok = true;
-      for (const auto& c : s.copies) ok = ok && c.term == s.copies[0].term;
-      for (const auto& m : s.recvs) ok = ok && same_dst(m.boxes, s.copies);
-      const std::int64_t count = elements(s.copies);
-      if (s.kind == StepKind::AllReduce) {
-        for (const auto& m : s.sends) ok = ok && same_src(m.boxes, s.copies);
-      } else {
-        for (const auto& m : s.sends) ok = ok && m.elements() == count;
-      }
-      if (ok && count > 0) {
-        ps.mode = s.kind == StepKind::AllReduce ? Mode::AllReduce : Mode::ReduceScatter;
-        ps.count = count;
-        ps.me = my_index();
-      }
+    // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
+    if (is_collective(s.kind) && g.size() > 1) {
+      ps.mode = check_collective(pl, s, index, ps.count, ps.root);
+      if (ps.mode != Mode::P2P)
+        ps.me = static_cast<int>(std::find(g.begin(), g.end(), pl.rank) - g.begin());
     }
-    if (comm_ && is_collective(s.kind) &&
-        (s.kind == StepKind::AllGather || s.kind == StepKind::AllReduce ||
-         s.kind == StepKind::ReduceScatter)) {
-      groups.push_back(ps.mode == Mode::P2P ? std::vector<std::int64_t>{} : g);
-      group_step.push_back(static_cast<int>(p->steps.size()));
+    if (native_kind(s.kind) && s.equal_blocks) {  // the same steps on every rank
+      p->groups.push_back(ps.mode == Mode::P2P ? std::vector<std::int64_t>{} : g);
+      p->group_step.push_back(static_cast<int>(index));
     }
+    if (ps.mode != Mode::P2P && !comm_)
+      fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
+           std::string(to_string(s.kind)) + ") needs NCCL but the executor has no communicator");
 
     ps.fills = BoxList::copy(s.fills, dt);
     if (ps.mode == Mode::AllGather) {
-      ps.pack = BoxList::pack(s.sends[0].boxes, dt, ps.me * ps.count);
+      ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, ps.me * ps.count);
       ps.recv_elems = ps.count * static_cast<std::int64_t>(g.size());
       BoxList u = BoxList::copy({}, dt);
       for (std::size_t i = 0; i < g.size(); ++i) {
-        if (g[i] == plan.rank) continue;
-        u.append(BoxList::unpack(find(s.recvs, g[i])->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
+        if (g[i] == pl.rank) continue;
+        if (const Message* m = find(s.recvs, g[i]))
+          u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
       }
+      BoxList c = BoxList::copy(s.copies, dt);
+      c.from_second_source();
+      u.append(c);
+      ps.unpack.push_back({0, std::move(u)});
+    } else if (ps.mode == Mode::Broadcast) {
+      ps.recv_elems = ps.count;
+      BoxList u = BoxList::copy({}, dt);
+      if (pl.rank == s.root) ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, 0);
+      else if (!s.recvs.empty()) u.append(BoxList::unpack(s.recvs[0].boxes, dt, 0));
       BoxList c = BoxList::copy(s.copies, dt);
       c.from_second_source();
       u.append(c);
@@ -200,7 +277,8 @@ CudaExecutor::Prepared& CudaExecutor::prepare(const RankPlan& plan) {
     } else if (ps.mode == Mode::ReduceScatter) {
       BoxList pk = BoxList::copy({}, dt);
       for (std::size_t i = 0; i < g.size(); ++i) {
-        const auto& boxes = g[i] == plan.rank ? s.copies : find(s.sends, g[i])->boxes;
+        if (ps.count == 0) break;  // count > 0: check_collective found every member's block
+        const auto& boxes = g[i] == pl.rank ? s.copies : find(s.sends, g[i])->boxes;
         pk.append(BoxList::pack(boxes, dt, static_cast<std::int64_t>(i) * ps.count));
       }
       ps.pack = std::move(pk);
@@ -208,11 +286,9 @@ CudaExecutor::Prepared& CudaExecutor::prepare(const RankPlan& plan) {
       ps.recv_elems = ps.count;
       ps.result = BoxList::unpack(s.copies, dt, 0);
     } else {
-      if (!s.sends.empty() || !s.recvs.empty()) {
-        if (!comm_)
-          fail("CudaExecutor: step " + std::string(to_string(s.kind)) +
-               " has messages but the executor has no NCCL communicator");
-      }
+      if ((!s.sends.empty() || !s.recvs.empty()) && !comm_)
+        fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
+             std::string(to_string(s.kind)) + ") has messages but the executor has no NCCL communicator");
       std::vector<Transfer> all;
       std::int64_t pos = 0;
       for (const auto& m : s.sends) {
@@ -249,12 +325,6 @@ CudaExecutor::Prepared& CudaExecutor::prepare(const RankPlan& plan) {
     p->steps.push_back(std::move(ps));
   }
 
-  if (comm_ && !groups.empty()) {
-    comm_->ensure_groups(groups);
-    for (std::size_t i = 0; i < groups.size(); ++i)
-      if (!groups[i].empty()) p->steps[group_step[i]].comm = comm_->find_group(groups[i]);
-  }
-
   // Scratch: intermediate buffers, then the send and receive regions.
   const std::size_t nb = pl.buffers.size();
   std::int64_t bytes = 0;
@@ -272,15 +342,41 @@ CudaExecutor::Prepared& CudaExecutor::prepare(const RankPlan& plan) {
     Transfer whole{{pl.buffers[i]}, 0, {1}, 0, {1}, 0};
     p->pads.push_back(BoxList::copy({whole}, dt));
   }
-  auto& ref = cache_[&plan];
-  ref = std::move(p);
-  return *ref;
+  p->connected = !comm_ || p->groups.empty();
+  // Bounded cache: plans are usually few and reused; an evicted one is simply prepared again
+  // (the runtime's backend agrees on re-preparation across ranks, so eviction is per rank).
+  if (cache_.size() >= 64) {
+    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cache_.clear();
+  }
+  cache_[&plan] = std::move(p);
+  return true;
+}
+
+void CudaExecutor::connect(const RankPlan& plan) {
+  Prepared* p = lookup(plan);
+  if (!p) fail("CudaExecutor::connect: the plan for rank " + std::to_string(plan.rank) + " is not prepared");
+  if (!comm_ || p->groups.empty()) {
+    p->connected = true;
+    return;
+  }
+  comm_->ensure_groups(p->groups);
+  for (std::size_t i = 0; i < p->groups.size(); ++i)
+    if (!p->groups[i].empty()) {
+      auto& ps = p->steps[static_cast<std::size_t>(p->group_step[i])];
+      ps.comm = comm_->find_group(p->groups[i]);
+      if (!ps.comm) fail("CudaExecutor::connect: rank " + std::to_string(plan.rank) + " has no communicator for step " +
+                         std::to_string(p->group_step[i]));
+    }
+  p->connected = true;
 }
 
 void CudaExecutor::execute(const RankPlan& plan, const void* source, void* destination) {
   if (plan.buffers.empty()) return;
   if (comm_) AXE_CUDA_CHECK(cudaSetDevice(comm_->device()));
-  Prepared& p = prepare(plan);
+  if (prepare_local(plan)) connect(plan);
+  Prepared& p = *lookup(plan);
+  if (!p.connected) connect(plan);
   launches_ = nccl_calls_ = 0;
   const DType dt = plan.dtype;
   const std::int64_t es = size_of(dt);
@@ -306,13 +402,31 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       fill_boxes(ps.fills, out, identity(s.op), stream_);
       ++launches_;
     }
+    // count == 0 is the same on every member (equal blocks), so all members skip the call alike.
     if (ps.mode == Mode::AllGather) {
-      char* mine = recvr + ps.me * ps.count * es;
-      copy_boxes(ps.pack, in, recvr, stream_);
-      AXE_NCCL_CHECK(ncclAllGather(mine, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt), ps.comm, stream_));
-      comm_->settle(ps.comm, "ncclAllGather");
-      launches_ += 1;
-      ++nccl_calls_;
+      if (ps.count > 0) {
+        char* mine = recvr + ps.me * ps.count * es;
+        if (!ps.pack.empty()) {
+          copy_boxes(ps.pack, in, recvr, stream_);
+          ++launches_;
+        }
+        AXE_NCCL_CHECK(ncclAllGather(mine, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt), ps.comm, stream_));
+        comm_->settle(ps.comm, "ncclAllGather");
+        ++nccl_calls_;
+      }
+    } else if (ps.mode == Mode::Broadcast) {
+      if (ps.count > 0) {
+        if (!ps.pack.empty()) {
+          copy_boxes(ps.pack, in, recvr, stream_);
+          ++launches_;
+        }
+        AXE_NCCL_CHECK(ncclBroadcast(recvr, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt), ps.root,
+                                     ps.comm, stream_));
+        comm_->settle(ps.comm, "ncclBroadcast");
+        ++nccl_calls_;
+      }
+    } else if (ps.count == 0 && (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter)) {
+      // nothing to reduce on any member
     } else if (ps.mode == Mode::AllReduce) {
       copy_boxes(ps.pack, in, recvr, stream_);
       AXE_NCCL_CHECK(ncclAllReduce(recvr, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt),
@@ -354,6 +468,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       ++launches_;
     }
     if (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter) {
+      if (ps.result.empty()) continue;
       const double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
       if (divide != 1.0) reduce_boxes(ps.result, recvr, out, s.op, false, divide, stream_);
       else copy_boxes(ps.result, recvr, out, stream_);

@@ -147,6 +147,51 @@ TEST(OneGpu, Execute_LocalTransposeAndFillsWithoutCommunicator) {
   EXPECT_GE(ex.launches(), 3);  // pad, fill, transpose
 }
 
+// Steps run as their recorded kind: a rank whose messages do not have the declared collective's
+// shape is an axe::Error naming the rank and the step, raised before anything is enqueued (the
+// host executor's rule), never a silent per-rank fallback to send/recv.
+TEST(OneGpu, Execute_RejectsMessagesThatDoNotMatchTheDeclaredCollective) {
+  AXE_REQUIRE_GPUS(1);
+  auto plan_with = [](StepKind kind, bool equal_blocks, std::vector<Message> sends, std::vector<Message> recvs) {
+    RankPlan p;
+    p.rank = 0;
+    p.dtype = DType::F32;
+    p.buffers = {64, 128};
+    Step s;
+    s.kind = kind;
+    s.group = {0, 1, 2};
+    s.equal_blocks = equal_blocks;
+    s.sends = std::move(sends);
+    s.recvs = std::move(recvs);
+    p.steps.push_back(s);
+    return p;
+  };
+  const Transfer a{{32}, 0, {1}, 0, {1}, 0}, b{{32}, 32, {1}, 0, {1}, 0}, small{{16}, 0, {1}, 64, {1}, 0};
+  struct Bad {
+    const char* why;
+    RankPlan plan;
+  };
+  const Bad cases[] = {
+      {"different blocks", plan_with(StepKind::AllGather, true, {{1, {a}}, {2, {b}}}, {})},
+      {"outside the group", plan_with(StepKind::AllToAll, true, {{5, {a}}}, {})},
+      {"equal_blocks", plan_with(StepKind::AllGather, true, {{1, {a}}, {2, {a}}}, {{1, {small}}, {2, {small}}})},
+      {"every member", plan_with(StepKind::AllGather, false, {{1, {a}}}, {})},
+  };
+  for (const Bad& c : cases) {
+    CudaExecutor ex(nullptr);
+    DeviceBuffer ds(64 * 4), dd(128 * 4);
+    try {
+      ex.execute(c.plan, ds.p, dd.p);
+      ADD_FAILURE() << "no error for: " << c.why;
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("rank 0 step 0"), std::string::npos) << m;
+      EXPECT_NE(m.find(c.why), std::string::npos) << m;
+    }
+    EXPECT_EQ(ex.launches(), 0);
+  }
+}
+
 // Failure detection: rank 1 never joins the exchange; rank 0 must raise within its timeout, and
 // rank 1, joining after rank 0 aborted, must raise as well.
 TEST(TwoGpusFailure, Timeout_AbortsAndEveryRankRaises) {

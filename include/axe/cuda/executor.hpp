@@ -1,21 +1,39 @@
 // The device executor: runs a RankPlan on device buffers with the box kernels and NCCL
 // (DESIGN §5), step for step like the host executor (axe/executor.hpp), on one CUDA stream.
 //
-// Per step, all launches are enqueued on the stream, in order, with no host synchronisation:
-//   fills (1 launch) -> pack every send message back to back (1 launch) -> one NCCL call
-//   (ncclAllGather / ncclReduceScatter / ncclAllReduce on the step group's sub-communicator when
-//   the step has that collective's shape on every member, else ncclSend/ncclRecv pairs inside
-//   ncclGroupStart/End on the world communicator) -> unpack local copies and received messages
-//   (1 launch; with partial terms one launch per term, in term order: term 0 writes, later terms
-//   combine with the step's op, the last divides for avg).
-// A local copy that transposes (one mode contiguous in the source, another in the destination)
-// runs through the swizzled shared-memory transpose instead.
+// Each step runs as its recorded Step::kind says, never as one rank's traffic suggests (plan.hpp,
+// "Agreement"): a collective step (group of 2 or more) runs
+//   all-gather / reduce-scatter / all-reduce: the native NCCL call on the group's
+//     sub-communicator when Step::equal_blocks, else grouped ncclSend/ncclRecv (the v-variant,
+//     reductions on receipt in term order);
+//   broadcast: ncclBroadcast from Step::root (its index in the group) when equal_blocks, else
+//     grouped send/recv;
+//   all-to-all: grouped ncclSend/ncclRecv;
+// and local-copy / permute / send-recv steps run their messages as grouped ncclSend/ncclRecv
+// inside ncclGroupStart/End on the world communicator. A rank whose messages do not have the
+// declared collective's shape (a peer outside the group, different blocks, unequal blocks under
+// equal_blocks) is a planner bug: axe::Error naming the rank and the step, before anything is
+// enqueued (mirrors src/plan/executor.cpp).
 //
-// Plan time (first execute of a plan, cached by plan): descriptor tables are built and uploaded,
-// staging is allocated once (intermediate buffers plus the largest step's send + receive bytes),
-// and the sub-communicators the plan's collectives need are split off; this part synchronises
-// the host once and is collective over the world (every rank executes its RankPlan of the same
-// plan, with the same number of steps). Plan rank numbers are world ranks of the NcclComm.
+// Per step, all launches are enqueued on the stream, in order, with no host synchronisation:
+//   fills (1 launch) -> pack every send message back to back (1 launch) -> one NCCL call ->
+//   unpack local copies and received messages (1 launch; with partial terms one launch per term,
+//   in term order: term 0 writes, later terms combine with the step's op, the last divides for
+//   avg). A local copy that transposes (one mode contiguous in the source, another in the
+//   destination) runs through the swizzled shared-memory transpose instead.
+//
+// Plan time (first execute of a plan, cached by plan) has two parts:
+//   prepare_local(): descriptor tables built and uploaded, staging allocated once (intermediate
+//     buffers plus the largest step's send + receive bytes), the shape checks above. Local.
+//   connect(): the sub-communicators the plan's native collectives need are split off
+//     (NcclComm::ensure_groups). Collective over the WORLD: every world rank calls it for its
+//     RankPlan of the same plan (ranks outside both meshes too: plan_rank gives them the same
+//     steps with empty groups), host-synchronous.
+// execute() does both on a local cache miss, which is right when every rank runs the same plans
+// in the same order with the same cache state (tests, benchmarks). A caller that cannot promise
+// that (the runtime's "cuda" backend) calls prepare_local() itself, agrees across ranks whether
+// any rank prepared afresh, and then calls connect() on every rank alike.
+// Plan rank numbers are world ranks of the NcclComm.
 //
 // Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1 packs its 32x128 rows (one box), calls
 // ncclAllGather on the group {0,1} communicator, copies its own rows locally and unpacks rank
@@ -48,6 +66,13 @@ class CudaExecutor {
   // (0 for integers). Returns without waiting for the device. Throws axe::Error on a plan this
   // executor cannot run (messages without a communicator, a rank mismatch).
   void execute(const RankPlan& plan, const void* source, void* destination);
+  // Plan-time work of this rank (see above). Returns true when `plan` was prepared now (not
+  // found in the cache): then connect(plan) must follow, on every world rank alike. Throws
+  // axe::Error naming rank and step on a plan whose messages do not match its step kinds.
+  bool prepare_local(const RankPlan& plan);
+  // Splits the sub-communicators of `plan` (prepared) that any rank lacks. Collective over the
+  // world: every world rank calls it, each with its own RankPlan of the same plan.
+  void connect(const RankPlan& plan);
   // Waits for everything enqueued so far; NCCL errors and AXE_TIMEOUT_S are detected here
   // (communicators aborted, axe::Error thrown).
   void synchronize();
@@ -58,7 +83,7 @@ class CudaExecutor {
 
  private:
   struct Prepared;
-  Prepared& prepare(const RankPlan& plan);
+  Prepared* lookup(const RankPlan& plan);
   NcclComm* comm_;
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;

@@ -1,0 +1,53 @@
+// The runtime's "cuda" backend (DESIGN §5): device buffers, NCCL, one stream per rank.
+//
+// axe::cuda::register_backend() adds the BackendEntry "cuda" to the runtime's registry
+// (backend.hpp): available when cudaGetDeviceCount() > 0; make() selects the GPU of this rank
+// (cudaSetDevice(local rank % device count)) and creates a non-blocking stream. The rest is lazy:
+// the first execute() builds the NcclComm from the runtime's MPI communicator (the NCCL unique id
+// broadcast over MPI, world rank = MPI rank) and a CudaExecutor on that stream.
+//
+// execute(plan, src, dst):
+//   1. prepares this rank's part of the plan (cached; shape checks) and agrees with every world
+//      rank, in one bounded MPI all-reduce, whether any rank failed to (-> axe::Error on every
+//      rank, naming the lowest failing rank) and whether any rank prepared it afresh (-> every
+//      rank splits the plan's sub-communicators together, so per-rank caches can never
+//      deadlock ncclCommSplit);
+//   2. enqueues every step on the stream (no host synchronisation on the data path);
+//   3. waits once, polling NCCL for asynchronous errors, bounded by AXE_TIMEOUT_S: a timeout or a
+//      peer failure aborts the communicators and throws axe::Error.
+// copy_from_host / copy_to_host: cudaMemcpyAsync on the same stream, then a stream wait.
+//
+// Example (2 processes, 2 GPUs): AXE_BACKEND=cuda mpirun -np 2 ./app
+//   axe::Runtime rt;                 // rt.backend().name() == "cuda", rank k on GPU k
+//   auto t = axe::DistTensor::from_global(x, mesh, {Shard(0)});   // CudaBuffer on GPU k
+//   auto r = t.redistribute({Replicate()});                        // ncclAllGather
+#pragma once
+
+#include <cstddef>
+
+#include "axe/backend.hpp"
+
+namespace axe::cuda {
+
+// Device memory of one rank: cudaMalloc'd (never managed), zero-filled at allocation.
+class CudaBuffer : public Buffer {
+ public:
+  CudaBuffer(std::size_t bytes, int device);
+  ~CudaBuffer() override;
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  std::size_t bytes() const override { return bytes_; }
+  void* device_data() override { return data_; }
+  const void* device_data() const { return data_; }
+  int device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  int device_ = 0;
+};
+
+// Registers BackendEntry "cuda" (called once by the Runtime when the backend is built in).
+void register_backend();
+
+}  // namespace axe::cuda

@@ -1,0 +1,158 @@
+// The "cuda" backend of the runtime: CudaBuffer, the lazily built NcclComm + CudaExecutor, and
+// the cross-rank agreement before a plan's collective preparation (include/axe/cuda/backend.hpp).
+#include "axe/cuda/backend.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "axe/cuda/check.hpp"
+#include "axe/cuda/executor.hpp"
+#include "axe/cuda/nccl_comm.hpp"
+#include "axe/error.hpp"
+#include "axe/mpi_transport.hpp"
+#include "axe/runtime.hpp"
+
+namespace axe::cuda {
+
+CudaBuffer::CudaBuffer(std::size_t bytes, int device) : bytes_(bytes), device_(device) {
+  if (bytes_ == 0) return;
+  AXE_CUDA_CHECK(cudaSetDevice(device_));
+  const cudaError_t e = cudaMalloc(&data_, bytes_);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    fail("cuda backend: cudaMalloc of " + std::to_string(bytes_) + " bytes on device " + std::to_string(device_) +
+         " failed: " + cudaGetErrorString(e));
+  }
+  // Synchronous memset: a fresh buffer is complete when allocate() returns (any stream may use it).
+  AXE_CUDA_CHECK(cudaMemset(data_, 0, bytes_));
+}
+
+CudaBuffer::~CudaBuffer() {
+  if (data_) cudaFree(data_);
+}
+
+namespace {
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // no driver / no device: clear the sticky error
+    return 0;
+  }
+  return n;
+}
+
+void* device_pointer(Buffer& b) { return b.device_data(); }
+const void* device_pointer(const Buffer& b) { return const_cast<Buffer&>(b).device_data(); }
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(Runtime& rt) : rt_(rt) {
+    const int n = device_count();
+    if (n < 1) fail("cuda backend: rank " + std::to_string(rt.rank()) + " sees no CUDA device");
+    device_ = rt.local_rank() % n;
+    AXE_CUDA_CHECK(cudaSetDevice(device_));
+    AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~CudaBackend() override {
+    cudaSetDevice(device_);
+    executor_.reset();  // waits for its stream, frees staging
+    comm_.reset();      // finalizes (or aborts after a failure) every communicator
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string_view name() const override { return "cuda"; }
+
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_shared<CudaBuffer>(bytes, device_); }
+
+  void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
+    if (src.size() != dst.bytes())
+      fail("cuda backend: copy of " + std::to_string(src.size()) + " host bytes into a device buffer of " +
+           std::to_string(dst.bytes()));
+    if (src.empty()) return;
+    void* d = device_pointer(dst);
+    if (!d) fail("cuda backend: copy_from_host into a buffer that is not in device memory");
+    AXE_CUDA_CHECK(cudaSetDevice(device_));
+    AXE_CUDA_CHECK(cudaMemcpyAsync(d, src.data(), src.size(), cudaMemcpyHostToDevice, stream_));
+    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void copy_to_host(const Buffer& src, std::span<std::byte> dst) override {
+    if (dst.size() != src.bytes())
+      fail("cuda backend: copy of a device buffer of " + std::to_string(src.bytes()) + " bytes into " +
+           std::to_string(dst.size()) + " host bytes");
+    if (dst.empty()) return;
+    const void* s = device_pointer(src);
+    if (!s) fail("cuda backend: copy_to_host from a buffer that is not in device memory");
+    AXE_CUDA_CHECK(cudaSetDevice(device_));
+    AXE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), s, dst.size(), cudaMemcpyDeviceToHost, stream_));
+    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void execute(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
+    const std::int64_t es = size_of(plan.dtype);
+    std::string err;
+    if (plan.buffers.empty())
+      err = "rank " + std::to_string(rt_.rank()) + ": the plan has no buffers";
+    else if (static_cast<std::int64_t>(src.bytes()) != plan.buffers.front() * es)
+      err = "rank " + std::to_string(rt_.rank()) + ": source buffer has " + std::to_string(src.bytes()) +
+            " bytes, the plan expects " + std::to_string(plan.buffers.front() * es);
+    else if (static_cast<std::int64_t>(dst.bytes()) != plan.buffers.back() * es)
+      err = "rank " + std::to_string(rt_.rank()) + ": destination buffer has " + std::to_string(dst.bytes()) +
+            " bytes, the plan expects " + std::to_string(plan.buffers.back() * es);
+    else if ((src.bytes() && !device_pointer(src)) || (dst.bytes() && !device_pointer(dst)))
+      err = "rank " + std::to_string(rt_.rank()) + ": buffers are not in device memory";
+    if (err.empty() && !executor_) {
+      // First execute: every rank gets here together (DistTensor runs each plan on every rank),
+      // so the MPI broadcast of the NCCL unique id inside NcclComm is matched.
+      try {
+        AXE_CUDA_CHECK(cudaSetDevice(device_));
+        comm_ = std::make_unique<NcclComm>(rt_.transport().comm(), device_, rt_.timeout_s());
+        executor_ = std::make_unique<CudaExecutor>(comm_.get(), stream_);
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    }
+    bool fresh = false;
+    if (err.empty()) {
+      try {
+        AXE_CUDA_CHECK(cudaSetDevice(device_));
+        fresh = executor_->prepare_local(plan);
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    }
+    // One bounded all-reduce: the lowest failing rank (size - rank), and whether any rank
+    // prepared the plan now (then every rank joins the communicator splits of connect()).
+    const auto size = static_cast<std::uint64_t>(rt_.size());
+    std::uint64_t v[2] = {err.empty() ? 0 : size - static_cast<std::uint64_t>(rt_.rank()), fresh ? 1u : 0u};
+    rt_.transport().allreduce_max(v, "cuda backend: plan preparation");
+    if (v[0] != 0) {
+      const auto bad = static_cast<std::int64_t>(size - v[0]);
+      if (!err.empty()) fail("cuda backend: " + err);
+      fail("cuda backend: rank " + std::to_string(bad) + " could not prepare the plan (rank " +
+           std::to_string(rt_.rank()) + " stops too; see rank " + std::to_string(bad) + "'s error)");
+    }
+    if (v[1] != 0) executor_->connect(plan);
+    executor_->execute(plan, device_pointer(src), device_pointer(dst));
+    executor_->synchronize();
+  }
+
+ private:
+  Runtime& rt_;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<NcclComm> comm_;
+  std::unique_ptr<CudaExecutor> executor_;
+};
+
+}  // namespace
+
+void register_backend() {
+  axe::register_backend({"cuda", [] { return device_count() > 0; },
+                         [](Runtime& rt) -> std::unique_ptr<Backend> { return std::make_unique<CudaBackend>(rt); }});
+}
+
+}  // namespace axe::cuda

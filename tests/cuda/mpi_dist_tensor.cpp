@@ -1,0 +1,175 @@
+// axe_cuda_dist_tensor_test: the runtime's DistTensor on the "cuda" backend under mpirun, one
+// process per GPU (AXE_BACKEND is forced to cuda). Every rank redistributes the same tensors
+// (each case twice: the second run takes the backend's cached preparation); each destination
+// shard is copied back to the host and compared element by element with reference_destination
+// (the destination layout applied to the global tensor, rounded through the dtype); the source
+// must be unchanged. Cases cover the native NCCL collectives, their uneven (v) variants, a
+// broadcast, all-to-all, local slices, scatter / gather through one rank, cross-mesh moves and a
+// plan in which some ranks are outside both meshes.
+// Exit code: 0 on every rank when all pass, 1 when any fails, 77 (CTest SKIP_RETURN_CODE) with
+// "skipped: ..." when there are fewer GPUs than ranks (NCCL needs one GPU per rank).
+//   AXE_TIMEOUT_S=60 mpirun -np 2 axe_cuda_dist_tensor_test
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "axe/dist_tensor.hpp"
+#include "axe/runtime.hpp"
+#include "axe/simulate.hpp"
+
+using namespace axe;
+
+namespace {
+
+// This rank's source shard of `l` (element x of the global tensor holds x, partial terms as
+// simulate.hpp), in dtype `dt`.
+DistTensor source_tensor(const DistLayout& l, DType dt) {
+  std::vector<double> v = fill_source(l, Runtime::current().rank());
+  const auto es = static_cast<std::size_t>(size_of(dt));
+  std::vector<std::byte> b(v.size() * es);
+  for (std::size_t i = 0; i < v.size(); ++i) store_element(dt, b.data() + i * es, v[i]);
+  return DistTensor::wrap(l, dt, std::move(b));
+}
+
+std::vector<std::byte> to_host(const DistTensor& t) {
+  std::vector<std::byte> h(t.buffer().bytes());
+  Runtime::current().backend().copy_to_host(t.buffer(), h);
+  return h;
+}
+
+// "" or the first mismatch of this rank.
+std::string check(const DistLayout& from, const DistLayout& to, DType dt) {
+  Runtime& rt = Runtime::current();
+  DistTensor src = source_tensor(from, dt);
+  const std::vector<std::byte> before = to_host(src);
+  std::string err;
+  for (int rep = 0; rep < 2 && err.empty(); ++rep) {
+    DistTensor dst = src.redistribute(to);
+    std::vector<double> want;
+    if (to.mesh().contains(rt.rank())) want = reference_destination(from, to).at(rt.rank());
+    const std::vector<std::byte> got = to_host(dst);
+    const auto es = static_cast<std::size_t>(size_of(dt));
+    if (got.size() != want.size() * es) {
+      err = "rank " + std::to_string(rt.rank()) + ": destination has " + std::to_string(got.size() / es) +
+            " elements, expected " + std::to_string(want.size());
+      break;
+    }
+    std::vector<std::byte> tmp(es);
+    for (std::size_t i = 0; i < want.size() && err.empty(); ++i) {
+      double w = want[i];
+      if (std::isnan(w) && !is_floating(dt)) w = 0;
+      if (!std::isnan(w)) {  // the reference rounded through the dtype
+        store_element(dt, tmp.data(), w);
+        w = load_element(dt, tmp.data());
+      }
+      const double g = load_element(dt, got.data() + i * es);
+      if (!((std::isnan(w) && std::isnan(g)) || w == g))
+        err = "rank " + std::to_string(rt.rank()) + " run " + std::to_string(rep) + " slot " + std::to_string(i) +
+              ": expected " + std::to_string(w) + ", got " + std::to_string(g);
+    }
+    if (err.empty() && to_host(src) != before) err = "rank " + std::to_string(rt.rank()) + ": the source changed";
+  }
+  return err;
+}
+
+std::string kinds(const PlanRequest& r) {
+  std::string s;
+  const Plan p = plan_all(r);
+  for (std::size_t i = 0; i < p.kinds.size(); ++i)
+    s += (i ? "," : "") + std::string(to_string(p.kinds[i])) + (p.equal_blocks[i] ? "" : "(v)");
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1, gpus = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) {
+    cudaGetLastError();
+    gpus = 0;
+  }
+  int min_gpus = gpus;
+  MPI_Allreduce(&gpus, &min_gpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (min_gpus < size) {
+    if (rank == 0) std::printf("skipped: no GPU for every rank (%d ranks, %d GPU(s) visible)\n", size, min_gpus);
+    MPI_Finalize();
+    return 77;
+  }
+  int failures = 0, cases = 0;
+  {
+    RuntimeOptions opt;
+    opt.backend = "cuda";
+    Runtime rt(opt);
+    if (rank == 0) std::printf("backend %s, %d ranks\n", std::string(rt.backend().name()).c_str(), size);
+    const Mesh m = parse_mesh("gpu=" + std::to_string(size));
+    const Mesh first({{"a", 1}}, {0});                 // rank 0 alone
+    const Mesh last({{"b", 1}}, {size - 1});           // the last rank alone
+    auto S = [](std::vector<std::int64_t> shape, const Mesh& mesh, std::vector<AxisPlacement> p) {
+      return shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(p));
+    };
+    struct Case {
+      std::string name;
+      std::function<DistLayout()> from, to;
+      DType dtype;
+    };
+    std::vector<Case> all = {
+        {"S0->R allgather f32", [&] { return S({64, 128}, m, {Shard(0)}); }, [&] { return S({64, 128}, m, {Replicate()}); }, DType::F32},
+        {"S0->R uneven f64", [&] { return S({63, 130}, m, {Shard(0)}); }, [&] { return S({63, 130}, m, {Replicate()}); }, DType::F64},
+        {"S0->R allgather f16", [&] { return S({30, 40}, m, {Shard(0)}); }, [&] { return S({30, 40}, m, {Replicate()}); }, DType::F16},
+        {"S1->R allgather u8", [&] { return S({12, 20}, m, {Shard(1)}); }, [&] { return S({12, 20}, m, {Replicate()}); }, DType::U8},
+        {"P->R allreduce f64", [&] { return S({64, 128}, m, {Partial()}); }, [&] { return S({64, 128}, m, {Replicate()}); }, DType::F64},
+        {"P->R allreduce i32", [&] { return S({40, 24}, m, {Partial()}); }, [&] { return S({40, 24}, m, {Replicate()}); }, DType::I32},
+        {"Pavg->S1 f64", [&] { return S({64, 128}, m, {Partial(ReduceOp::Avg)}); }, [&] { return S({64, 128}, m, {Shard(1)}); }, DType::F64},
+        {"P->S0 reducescatter f32", [&] { return S({64, 128}, m, {Partial()}); }, [&] { return S({64, 128}, m, {Shard(0)}); }, DType::F32},
+        {"Pmax->S0 uneven f64", [&] { return S({31, 17}, m, {Partial(ReduceOp::Max)}); }, [&] { return S({31, 17}, m, {Shard(0)}); }, DType::F64},
+        {"S0->S1 alltoall bf16", [&] { return S({64, 128}, m, {Shard(0)}); }, [&] { return S({64, 128}, m, {Shard(1)}); }, DType::BF16},
+        {"S1->S0 3d i64", [&] { return S({6, 10, 14}, m, {Shard(1)}); }, [&] { return S({6, 10, 14}, m, {Shard(0)}); }, DType::I64},
+        {"R->S0 local f32", [&] { return S({64, 128}, m, {Replicate()}); }, [&] { return S({64, 128}, m, {Shard(0)}); }, DType::F32},
+        {"S0->P f64", [&] { return S({64, 128}, m, {Shard(0)}); }, [&] { return S({64, 128}, m, {Partial()}); }, DType::F64},
+        {"broadcast held at the last coordinate f32",
+         [&] { return DistLayout({4, 8}, parse_axe_layout("S[(4,8):(8,1)] + " + std::to_string(size - 1) + "@gpu"), m); },
+         [&] { return DistLayout({4, 8}, parse_axe_layout("S[(4,8):(8,1)] + R[" + std::to_string(size) + ":1@gpu]"), m); },
+         DType::F32},
+        {"scatter from rank 0 (R on rank 0 -> S0) f64", [&] { return S({37, 21}, first, {Replicate()}); },
+         [&] { return S({37, 21}, m, {Shard(0)}); }, DType::F64},
+        {"gather to the last rank (S1 -> R there) f32", [&] { return S({37, 21}, m, {Shard(1)}); },
+         [&] { return S({37, 21}, last, {Replicate()}); }, DType::F32},
+        {"rank 0 -> last rank (others outside both meshes) i32", [&] { return S({16, 9}, first, {Replicate()}); },
+         [&] { return S({16, 9}, last, {Replicate()}); }, DType::I32},
+        {"rank 0 local (others outside both meshes) f64", [&] { return S({16, 9}, first, {Replicate()}); },
+         [&] { return S({16, 9}, first, {Replicate()}); }, DType::F64},
+    };
+    for (const Case& c : all) {
+      ++cases;
+      std::string err, what;
+      try {
+        const DistLayout from = c.from(), to = c.to();
+        what = kinds(PlanRequest{from, to, c.dtype});
+        err = check(from, to, c.dtype);
+      } catch (const std::exception& e) {
+        err = std::string("rank ") + std::to_string(rank) + ": " + e.what();
+      }
+      int bad = err.empty() ? 0 : 1, any = 0;
+      if (!err.empty()) std::fprintf(stderr, "[rank %d] %s: %s\n", rank, c.name.c_str(), err.c_str());
+      MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (rank == 0) std::printf("%-52s %-28s %s\n", c.name.c_str(), what.c_str(), any ? "FAILED" : "OK");
+      failures += any;
+      if (rt.failed()) break;
+    }
+    if (rt.failed()) {
+      std::fprintf(stderr, "[rank %d] the runtime failed (timeout); exiting without MPI_Finalize\n", rank);
+      return 1;
+    }
+  }
+  if (rank == 0) std::printf("%s: %d of %d cases failed\n", failures ? "FAILED" : "PASSED", failures, cases);
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}
