@@ -100,6 +100,10 @@ struct Step {
   // f32 on gpu=4: one packed 2048-element block, 3 received blocks and the 2048-element local
   // copy: 5 * 2048 * 4 = 40960 bytes.
   std::int64_t staging_bytes = 0;
+  // Chunking (staging bound, see PlanRequest::staging_limit): this step is chunk `chunk` of
+  // `chunks` consecutive steps of the same kind, group and buffers that together move what one
+  // step would. The same on every rank.
+  std::int64_t chunk = 0, chunks = 1;
   std::int64_t elements_sent() const;
   std::int64_t elements_received() const;
   bool operator==(const Step&) const = default;
@@ -131,7 +135,26 @@ struct PlanRequest {
   DistLayout from;
   DistLayout to;
   DType dtype = DType::F32;
+  // Bound on Step::staging_bytes (bytes); 0: the default, 4 x (source + destination local
+  // buffer bytes), at least 1 MiB (staging_limit_bytes). The default never splits a DTensor
+  // collective (all-gather stages <= A + B, all-to-all A + B, all-reduce 2B, reduce-scatter
+  // A + B * terms = 2A for P->S, A and B the local buffers), only exchanges that fan data out
+  // beyond that; a tighter limit is the caller's choice (with the destination's bytes as the
+  // limit, a 4096-rank reduce-scatter of 128 MiB, which stages every received term, takes ~300
+  // chunks). A step whose staging could exceed the limit is split into
+  // K chunks of the same kind; K is decided rank-independently from the step's kind and the two
+  // layouts' local buffer sizes (an upper bound on any rank's staging), so every rank of a group
+  // runs the same number of chunks. Each chunk moves the elements [c*M/K, (c+1)*M/K) of every
+  // message (M its elements) and of the local copies, as sub-boxes; a point-to-point reduction
+  // splits every box alike so all terms of an element stay in one chunk. Law: every step's
+  // staging_bytes <= the limit, provided the limit is at least 8 * (boxes and messages of the
+  // step) * element size (rounding adds at most one element per box or message per chunk; 1/8 of
+  // the limit is kept for it). Example: S(0)->R of 64x128 f32 on gpu=4 stages 5 * 2048 * 4 =
+  // 40960 bytes in one all-gather; with staging_limit = 32768 it is 2 all-gathers of 20480 each.
+  std::int64_t staging_limit = 0;
 };
+// The staging limit in force for r (see PlanRequest::staging_limit).
+std::int64_t staging_limit_bytes(const PlanRequest& r);
 
 // Alpha-beta costs: a step on a group costs alpha + bytes * beta (seconds, bytes moved by the
 // busiest rank), with per-kind defaults and optional overrides per kind and group axes.

@@ -182,6 +182,7 @@ struct Strategy {
   std::vector<bool> equal_blocks;
   std::vector<std::int64_t> roots;
   std::vector<std::shared_ptr<Pair>> pairs;
+  std::vector<std::int64_t> chunks;  // per step: how many chunked steps (staging bound)
   std::shared_ptr<Pair> direct;  // for the lower bound
   double cost = 0;
 };
@@ -315,6 +316,35 @@ double senders_estimate(const Pair& p) {
   return std::min(n, static_cast<double>(p.src.layout->mesh().size()));
 }
 
+// Rank-independent upper bound on Step::staging_bytes (elements) of a step of `kind` from
+// layout a to layout b (local buffers A, B elements, padding included): what a rank sends plus
+// copies is at most what it holds times the destination slots per element F (replicas x terms),
+// packed once for all-gather / broadcast; what it receives plus copies locally is at most B per
+// reduced term. Loose where the source is replicated (F counts every destination slot, not the
+// share of one replica).
+double staging_estimate(StepKind kind, const Pair& p, double A, double B) {
+  const double F = std::min(static_cast<double>(p.dst.replicas * p.dst.terms),
+                            static_cast<double>(p.dst.layout->mesh().size()));
+  const double T = p.partial == internal::PartialMode::Reduce && !p.reduced.empty() ? static_cast<double>(p.terms) : 1;
+  switch (kind) {
+    case StepKind::AllGather:
+    case StepKind::Broadcast: return A + B;
+    case StepKind::AllReduce: return 2 * B;
+    case StepKind::ReduceScatter: return A * F + B * T;  // copies + sent <= A F, copies + recv <= B T
+    case StepKind::AllToAll: return A * F + B;
+    case StepKind::LocalCopy: return B * T;  // no messages: only the copies
+    default: return A * F + B * T;
+  }
+}
+
+// Chunks for a step with staging estimate `est` elements under a limit of `limit` elements:
+// 7/8 of the limit for the data, 1/8 for rounding (one element per box or message per chunk).
+std::int64_t chunk_count(double est, std::int64_t limit) {
+  const double room = std::max(1.0, static_cast<double>(limit) * 7.0 / 8.0);
+  const double k = std::ceil(est / room);
+  return static_cast<std::int64_t>(std::clamp(k, 1.0, 1048576.0));
+}
+
 std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& stages, const CostModel& cm,
                               std::map<std::string, std::shared_ptr<Pair>>& pair_cache) {
   Strategy s;
@@ -345,6 +375,12 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
     const std::int64_t g = same_mesh ? group_size(from.mesh(), axes) : 1;
     s.cost += step_cost(cm, c.kind, axes, g, static_cast<double>(from.local_elements()) * es,
                         static_cast<double>(st.to.local_elements()) * es, senders_estimate(*pp));
+    const std::int64_t k =
+        chunk_count(staging_estimate(c.kind, *pp, static_cast<double>(from.local_elements()),
+                                     static_cast<double>(st.to.local_elements())),
+                    staging_limit_bytes(req) / size_of(req.dtype));
+    s.cost += static_cast<double>(k - 1) * cm.coeffs(c.kind, axes).alpha;  // one more call per chunk
+    s.chunks.push_back(k);
     s.kinds.push_back(c.kind);
     s.axes.push_back(is_collective(c.kind) ? axes : std::vector<Axis>{});
     s.equal_blocks.push_back(c.equal_blocks);
@@ -448,6 +484,152 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
   return out;
 }
 
+// Appends the sub-boxes holding elements [lo, hi) of t (row-major over its extents, last fastest),
+// in element order: at most two partial boxes per mode plus one full run.
+void sub_boxes(const Transfer& t, std::int64_t lo, std::int64_t hi, std::vector<Transfer>& out) {
+  if (lo >= hi) return;
+  const std::size_t n = t.extents.size();
+  std::int64_t inner_buf[17];
+  std::vector<std::int64_t> inner_vec;
+  std::int64_t* inner = inner_buf;
+  if (n + 1 > 17) {
+    inner_vec.resize(n + 1);
+    inner = inner_vec.data();
+  }
+  inner[n] = 1;
+  for (std::size_t i = n; i-- > 0;) inner[i] = inner[i + 1] * t.extents[i];
+  auto emit = [&](std::size_t i, std::int64_t first, std::int64_t count, std::int64_t so, std::int64_t dof) {
+    Transfer b;
+    b.term = t.term;
+    if (i == n) {
+      b.src_offset = so;
+      b.dst_offset = dof;
+    } else {
+      b.src_offset = so + first * t.src_strides[i];
+      b.dst_offset = dof + first * t.dst_strides[i];
+      b.extents.assign(t.extents.begin() + static_cast<std::ptrdiff_t>(i), t.extents.end());
+      b.src_strides.assign(t.src_strides.begin() + static_cast<std::ptrdiff_t>(i), t.src_strides.end());
+      b.dst_strides.assign(t.dst_strides.begin() + static_cast<std::ptrdiff_t>(i), t.dst_strides.end());
+      b.extents[0] = count;
+    }
+    out.push_back(std::move(b));
+  };
+  // [lo, hi) inside the sub-box of modes i.. (inner[i] elements) at offsets (so, dof).
+  auto rec = [&](auto&& self, std::size_t i, std::int64_t l, std::int64_t h, std::int64_t so, std::int64_t dof) -> void {
+    if (i == n) {
+      emit(i, 0, 1, so, dof);
+      return;
+    }
+    if (l == 0 && h == inner[i]) {
+      emit(i, 0, t.extents[i], so, dof);
+      return;
+    }
+    const std::int64_t in = inner[i + 1], ss = t.src_strides[i], ds = t.dst_strides[i];
+    std::int64_t a = l / in;
+    const std::int64_t b = h / in;
+    if (l % in) {
+      if (a == (h - 1) / in) {
+        self(self, i + 1, l - a * in, h - a * in, so + a * ss, dof + a * ds);
+        return;
+      }
+      self(self, i + 1, l - a * in, in, so + a * ss, dof + a * ds);
+      ++a;
+    }
+    if (b > a) emit(i, a, b - a, so, dof);
+    if (h % in) self(self, i + 1, 0, h - b * in, so + b * ss, dof + b * ds);
+  };
+  rec(rec, 0, lo, hi, t.src_offset, t.dst_offset);
+}
+
+// Elements [lo, hi) of the boxes packed back to back.
+void list_range(const std::vector<Transfer>& boxes, std::int64_t lo, std::int64_t hi, std::vector<Transfer>& out) {
+  std::int64_t pos = 0;
+  for (const auto& b : boxes) {
+    if (pos >= hi) break;
+    const std::int64_t e = b.elements(), l = std::max(lo, pos), h = std::min(hi, pos + e);
+    if (l < h) {
+      if (l == pos && h == pos + e) out.push_back(b);
+      else sub_boxes(b, l - pos, h - pos, out);
+    }
+    pos += e;
+  }
+}
+
+// Step st as k chunked steps (see PlanRequest::staging_limit).
+void chunk_step(Step&& st, std::int64_t k, std::vector<Step>& out) {
+  if (k <= 1) {
+    out.push_back(std::move(st));
+    return;
+  }
+  // Point-to-point reductions combine terms of one element from several messages and the local
+  // copies: split every box alike so they stay in one chunk. Elsewhere whole messages are split
+  // (equal messages give equal chunks: equal_blocks holds per chunk).
+  const bool per_box = st.reduce && !is_collective(st.kind);
+  auto piece = [&](const std::vector<Transfer>& boxes, std::int64_t c, std::vector<Transfer>& dst) {
+    if (per_box) {
+      for (const auto& b : boxes) {
+        const std::int64_t e = b.elements();
+        sub_boxes(b, e * c / k, e * (c + 1) / k, dst);
+      }
+    } else {
+      std::int64_t m = 0;
+      for (const auto& b : boxes) m += b.elements();
+      list_range(boxes, m * c / k, m * (c + 1) / k, dst);
+    }
+  };
+  for (std::int64_t c = 0; c < k; ++c) {
+    Step x;
+    x.kind = st.kind;
+    x.axes = st.axes;
+    x.group = st.group;
+    x.in = st.in;
+    x.out = st.out;
+    x.reduce = st.reduce;
+    x.op = st.op;
+    x.terms = st.terms;
+    x.equal_blocks = st.equal_blocks;
+    x.root = st.root;
+    x.chunk = c;
+    x.chunks = k;
+    if (c == 0) x.fills = st.fills;
+    piece(st.copies, c, x.copies);
+    for (const auto* list : {&st.sends, &st.recvs}) {
+      auto& dst = list == &st.sends ? x.sends : x.recvs;
+      for (const auto& m : *list) {
+        Message y;
+        y.peer = m.peer;
+        piece(m.boxes, c, y.boxes);
+        if (!y.boxes.empty()) dst.push_back(std::move(y));
+      }
+    }
+    out.push_back(std::move(x));
+  }
+}
+
+// What the executor allocates for a step (Step::staging_bytes): packed sends (all-gather and
+// broadcast pack one block for every peer), receive buffers, the local term and its reduced
+// result for all-reduce / reduce-scatter (whose received terms the transport stages), and local
+// copies (the point-to-point path packs them all).
+std::int64_t staging_of(const Step& st, std::int64_t es) {
+  std::int64_t copies = 0, largest = 0;
+  for (const auto& c : st.copies) {
+    copies += c.elements();
+    largest = std::max(largest, c.elements());
+  }
+  const std::int64_t one = st.sends.empty() ? 0 : st.sends[0].elements();
+  const bool coll = is_collective(st.kind) && st.group.size() > 1;
+  std::int64_t e = 0;
+  switch (coll ? st.kind : StepKind::SendRecv) {
+    case StepKind::AllGather:
+    case StepKind::Broadcast: e = one + st.elements_received() + largest; break;
+    case StepKind::AllReduce: e = 2 * copies; break;
+    case StepKind::ReduceScatter: e = 2 * copies + st.elements_sent() + st.elements_received(); break;
+    case StepKind::AllToAll: e = st.elements_sent() + st.elements_received() + largest; break;
+    default: e = st.elements_sent() + st.elements_received() + copies; break;
+  }
+  return e * es;
+}
+
 RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank) {
   RankPlan rp;
   rp.rank = rank;
@@ -490,33 +672,15 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     }
     rp.stats.bytes_sent += sent;
     rp.stats.bytes_received += recv;
-    rp.stats.messages += static_cast<std::int64_t>(st.sends.size());
-    if (is_collective(st.kind) && st.group.size() > 1) ++rp.stats.collectives;
-    {
-      // What the executor allocates for this step: packed sends (all-gather and broadcast pack
-      // one block for every peer), receive buffers, the local term and its reduced result for
-      // all-reduce / reduce-scatter (whose received terms the transport stages), and local
-      // copies (the point-to-point path packs them all).
-      std::int64_t copies = 0, largest = 0;
-      for (const auto& c : st.copies) {
-        copies += c.elements();
-        largest = std::max(largest, c.elements());
-      }
-      const std::int64_t one = st.sends.empty() ? 0 : st.sends[0].elements();
-      const bool coll = is_collective(st.kind) && st.group.size() > 1;
-      std::int64_t e = 0;
-      switch (coll ? st.kind : StepKind::SendRecv) {
-        case StepKind::AllGather:
-        case StepKind::Broadcast: e = one + st.elements_received() + largest; break;
-        case StepKind::AllReduce: e = 2 * copies; break;
-        case StepKind::ReduceScatter: e = 2 * copies + st.elements_sent() + st.elements_received(); break;
-        case StepKind::AllToAll: e = st.elements_sent() + st.elements_received() + largest; break;
-        default: e = st.elements_sent() + st.elements_received() + copies; break;
-      }
-      st.staging_bytes = e * es;
+    const std::size_t first = rp.steps.size();
+    chunk_step(std::move(st), s.chunks[i], rp.steps);
+    for (std::size_t j = first; j < rp.steps.size(); ++j) {
+      Step& x = rp.steps[j];
+      rp.stats.messages += static_cast<std::int64_t>(x.sends.size());
+      if (is_collective(x.kind) && x.group.size() > 1) ++rp.stats.collectives;
+      x.staging_bytes = staging_of(x, es);
+      peak_pack = std::max(peak_pack, x.staging_bytes);
     }
-    peak_pack = std::max(peak_pack, st.staging_bytes);
-    rp.steps.push_back(std::move(st));
   }
   std::int64_t staging = 0;
   for (std::size_t i = 1; i + 1 < rp.buffers.size(); ++i) staging += rp.buffers[i] * es;
@@ -534,7 +698,7 @@ struct CacheKey {
 std::string request_key(const PlanRequest& r) {
   return to_string(r.from) + (r.from.sharding() ? " {" + to_string(*r.from.sharding()) + "}" : "") + " -> " +
          to_string(r.to) + (r.to.sharding() ? " {" + to_string(*r.to.sharding()) + "}" : "") + " " +
-         std::string(to_string(r.dtype));
+         std::string(to_string(r.dtype)) + (r.staging_limit ? " limit " + std::to_string(r.staging_limit) : "");
 }
 
 std::mutex cache_mu;
@@ -554,7 +718,15 @@ std::shared_ptr<const Strategy> strategy_for(const PlanRequest& r, const CostMod
 
 }  // namespace
 
+std::int64_t staging_limit_bytes(const PlanRequest& r) {
+  if (r.staging_limit > 0) return r.staging_limit;
+  const std::int64_t es = size_of(r.dtype);
+  return std::max<std::int64_t>(4 * (r.from.local_elements() + r.to.local_elements()) * es, std::int64_t{1} << 20);
+}
+
 void check_request(const PlanRequest& r) {
+  if (r.staging_limit < 0)
+    fail("staging limit " + std::to_string(r.staging_limit) + " bytes is negative (0 means the default)");
   if (r.from.shape() != r.to.shape())
     fail("source layout '" + to_string(r.from.layout()) + "' has global shape " + internal::shape_text(r.from.shape()) +
          " but destination layout '" + to_string(r.to.layout()) + "' has " + internal::shape_text(r.to.shape()));
@@ -570,9 +742,12 @@ Plan plan_all(const PlanRequest& r, const CostModel& cost) {
   Plan p;
   p.request = r;
   Strategy s = choose(r, cost);
-  p.kinds = s.kinds;
-  p.axes = s.axes;
-  p.equal_blocks = s.equal_blocks;
+  for (std::size_t i = 0; i < s.kinds.size(); ++i)
+    for (std::int64_t c = 0; c < s.chunks[i]; ++c) {
+      p.kinds.push_back(s.kinds[i]);
+      p.axes.push_back(s.axes[i]);
+      p.equal_blocks.push_back(s.equal_blocks[i]);
+    }
   p.estimated_seconds = s.cost;
   std::vector<std::int64_t> ranks = r.from.mesh().ranks();
   ranks.insert(ranks.end(), r.to.mesh().ranks().begin(), r.to.mesh().ranks().end());
