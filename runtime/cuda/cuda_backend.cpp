@@ -16,7 +16,7 @@
 
 namespace axe::cuda {
 
-CudaBuffer::CudaBuffer(std::size_t bytes, int device) : bytes_(bytes), device_(device) {
+CudaBuffer::CudaBuffer(std::size_t bytes, int device, cudaStream_t stream) : bytes_(bytes), device_(device) {
   if (bytes_ == 0) return;
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   const cudaError_t e = cudaMalloc(&data_, bytes_);
@@ -25,8 +25,11 @@ CudaBuffer::CudaBuffer(std::size_t bytes, int device) : bytes_(bytes), device_(d
     fail("cuda backend: cudaMalloc of " + std::to_string(bytes_) + " bytes on device " + std::to_string(device_) +
          " failed: " + cudaGetErrorString(e));
   }
-  // Synchronous memset: a fresh buffer is complete when allocate() returns (any stream may use it).
-  AXE_CUDA_CHECK(cudaMemset(data_, 0, bytes_));
+  // On the backend's stream, where every later use of the buffer is ordered: cudaMemset on the
+  // legacy default stream is asynchronous to the host and unordered with the backend's
+  // non-blocking stream, so it could land after a copy_from_host or an execute had written.
+  AXE_CUDA_CHECK(cudaMemsetAsync(data_, 0, bytes_, stream));
+  if (!stream) AXE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 CudaBuffer::~CudaBuffer() {
@@ -65,7 +68,9 @@ class CudaBackend : public Backend {
 
   std::string_view name() const override { return "cuda"; }
 
-  std::shared_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_shared<CudaBuffer>(bytes, device_); }
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
+    return std::make_shared<CudaBuffer>(bytes, device_, stream_);
+  }
 
   void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
     if (src.size() != dst.bytes())

@@ -23,16 +23,19 @@
 //   auto r = t.redistribute({Replicate()});                        // ncclAllGather
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 
 #include "axe/backend.hpp"
 
 namespace axe::cuda {
 
-// Device memory of one rank: cudaMalloc'd (never managed), zero-filled at allocation.
+// Device memory of one rank: cudaMalloc'd (never managed), zero-filled by a memset enqueued on
+// `stream` (the stream every later use must be ordered after; null: filled before returning).
 class CudaBuffer : public Buffer {
  public:
-  CudaBuffer(std::size_t bytes, int device);
+  CudaBuffer(std::size_t bytes, int device, cudaStream_t stream = nullptr);
   ~CudaBuffer() override;
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
