@@ -148,11 +148,22 @@ struct PlanRequest {
   // message (M its elements) and of the local copies, as sub-boxes; a point-to-point reduction
   // splits every box alike so all terms of an element stay in one chunk. Law: every step's
   // staging_bytes <= the limit, provided the limit is at least 8 * (boxes and messages of the
-  // step) * element size (rounding adds at most one element per box or message per chunk; 1/8 of
-  // the limit is kept for it). Example: S(0)->R of 64x128 f32 on gpu=4 stages 5 * 2048 * 4 =
+  // step) * element size (rounding adds at most one element per box or message per chunk and per
+  // spread box; 1/4 of the limit is kept for it). Example: S(0)->R of 64x128 f32 on gpu=4 stages 5 * 2048 * 4 =
   // 40960 bytes in one all-gather; with staging_limit = 32768 it is 2 all-gathers of 20480 each.
   std::int64_t staging_limit = 0;
+  // Replicated sources spread the sending load (point-to-point exchanges): in a step whose
+  // source has R > 1 replicas on mesh axes and whose destination buffer split R ways is at least
+  // this many bytes (a rank-independent decision), every box a receiver does not hold itself is
+  // split into R contiguous parts, one sent by each replica; 0: the default, 16 KiB. Not applied
+  // to permutes (one peer per rank) nor to steps that reduce partial terms.
+  // Example: (S0,R) -> (R,S0) of 256x256 f32 on x=2,y=2 as one exchange: ranks 1 and 2 each need
+  // a 128 KiB row block held by two replicas; every rank sends 64 KiB (unsplit: ranks 0 and 3
+  // would send 128 KiB and ranks 1, 2 nothing).
+  std::int64_t spread_min_bytes = 0;
 };
+// The spread threshold in force for r (see PlanRequest::spread_min_bytes).
+std::int64_t spread_min_bytes(const PlanRequest& r);
 // The staging limit in force for r (see PlanRequest::staging_limit).
 std::int64_t staging_limit_bytes(const PlanRequest& r);
 

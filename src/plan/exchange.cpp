@@ -131,14 +131,43 @@ struct Keyed {
 
 class Planner {
  public:
-  Planner(const Pair& p, std::int64_t rank) : P(p), rank_(rank) {
-    const Mesh& sm = P.src.layout->mesh();
-    const Mesh& dm = P.dst.layout->mesh();
+  Planner(const Pair& p, std::int64_t rank, bool spread = false) : P(p), rank_(rank), spread_(spread) {
     rep_on.resize(static_cast<std::size_t>(P.src.naxes));
     for (std::size_t i = 0; i < P.src.rep.size(); ++i)
-      if (P.src.rep[i].axis < P.src.naxes) rep_on[static_cast<std::size_t>(P.src.rep[i].axis)].push_back(i);
-    (void)sm;
-    (void)dm;
+      if (P.src.rep[i].axis < P.src.naxes) {
+        rep_on[static_cast<std::size_t>(P.src.rep[i].axis)].push_back(i);
+        mesh_rep_.push_back(i);
+        R_ *= P.src.rep[i].extent;
+      }
+  }
+
+  // Is box t (needed by a receiver that does not hold it) split over the R source replicas?
+  bool spreads(const Transfer&) const { return spread_ && R_ > 1; }
+
+  // Replica j's part of t, keyed after k.
+  void split(const Transfer& t, std::int64_t j, const std::vector<std::int64_t>& k, std::vector<Keyed>& out) {
+    const std::int64_t e = t.elements();
+    pieces_.clear();
+    sub_boxes(t, e * j / R_, e * (j + 1) / R_, pieces_);
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      std::vector<std::int64_t> kk = k;
+      kk.push_back(j);
+      kk.push_back(static_cast<std::int64_t>(i));
+      out.push_back({std::move(kk), std::move(pieces_[i])});
+    }
+  }
+
+  // Replica digits (on mesh axes) of replica number j, row-major over mesh_rep_.
+  void replica_digits(std::int64_t j, std::vector<std::int64_t>& r) const {
+    for (std::size_t i = mesh_rep_.size(); i-- > 0;) {
+      r[mesh_rep_[i]] = j % P.src.rep[mesh_rep_[i]].extent;
+      j /= P.src.rep[mesh_rep_[i]].extent;
+    }
+  }
+  std::int64_t replica_number(const std::vector<std::int64_t>& r) const {
+    std::int64_t j = 0;
+    for (auto i : mesh_rep_) j = j * P.src.rep[i].extent + r[i];
+    return j;
   }
 
   std::int64_t reduced_index(const std::vector<std::int64_t>& ts) const {
@@ -332,6 +361,13 @@ class Planner {
             elems = t.elements();
             if (p == rank_) {
               ex.copies.push_back(std::move(t));
+            } else if (spreads(t)) {
+              remote = true;
+              auto k = key(bi, a, need.r, need.t, ts);
+              for (std::int64_t j = 0; j < R_; ++j) {
+                replica_digits(j, rs);
+                split(t, j, k, recv_[src_rank(v, rs)]);
+              }
             } else {
               remote = true;
               recv_[p].push_back({key(bi, a, need.r, need.t, ts), std::move(t)});
@@ -388,6 +424,15 @@ class Planner {
             std::int64_t q = dst_rank(b, a.md, rd, td);
             if (q == rank_) continue;
             choose_rep(q, v, rs);
+            if (spread_ && R_ > 1) {
+              Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
+              if (spreads(t)) {
+                if (src_rank(v, rs) == q) continue;  // q holds it and copies
+                t.term = P.partial == PartialMode::Reduce ? reduced_index(have.t) : 0;
+                split(t, replica_number(have.r), key(bi, a, rd, td, have.t), send_[q]);
+                continue;
+              }
+            }
             if (rs != have.r) continue;
             Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
             t.term = P.partial == PartialMode::Reduce ? reduced_index(have.t) : 0;
@@ -435,11 +480,15 @@ class Planner {
   std::int64_t q_dst_index_ = 0;
   std::map<std::int64_t, std::vector<Keyed>> send_, recv_;
   Exchange ex;
+  bool spread_ = false;
+  std::vector<std::size_t> mesh_rep_;  // source replica iters on mesh axes
+  std::int64_t R_ = 1;                 // source replicas on mesh axes
+  std::vector<Transfer> pieces_;
 };
 
 }  // namespace
 
-Exchange exchange(const Pair& p, std::int64_t rank) { return Planner(p, rank).run(); }
+Exchange exchange(const Pair& p, std::int64_t rank, bool spread) { return Planner(p, rank, spread).run(); }
 
 std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank) { return Planner(p, rank).receive_only(); }
 
@@ -631,6 +680,64 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
 }  // namespace axe::internal
 
 namespace axe::internal {
+
+// Appends the sub-boxes holding elements [lo, hi) of t (row-major over its extents, last fastest),
+// in element order: at most two partial boxes per mode plus one full run.
+void sub_boxes(const Transfer& t, std::int64_t lo, std::int64_t hi, std::vector<Transfer>& out) {
+  if (lo >= hi) return;
+  const std::size_t n = t.extents.size();
+  std::int64_t inner_buf[17];
+  std::vector<std::int64_t> inner_vec;
+  std::int64_t* inner = inner_buf;
+  if (n + 1 > 17) {
+    inner_vec.resize(n + 1);
+    inner = inner_vec.data();
+  }
+  inner[n] = 1;
+  for (std::size_t i = n; i-- > 0;) inner[i] = inner[i + 1] * t.extents[i];
+  auto emit = [&](std::size_t i, std::int64_t first, std::int64_t count, std::int64_t so, std::int64_t dof) {
+    Transfer b;
+    b.term = t.term;
+    if (i == n) {
+      b.src_offset = so;
+      b.dst_offset = dof;
+    } else {
+      b.src_offset = so + first * t.src_strides[i];
+      b.dst_offset = dof + first * t.dst_strides[i];
+      b.extents.assign(t.extents.begin() + static_cast<std::ptrdiff_t>(i), t.extents.end());
+      b.src_strides.assign(t.src_strides.begin() + static_cast<std::ptrdiff_t>(i), t.src_strides.end());
+      b.dst_strides.assign(t.dst_strides.begin() + static_cast<std::ptrdiff_t>(i), t.dst_strides.end());
+      b.extents[0] = count;
+    }
+    out.push_back(std::move(b));
+  };
+  // [lo, hi) inside the sub-box of modes i.. (inner[i] elements) at offsets (so, dof).
+  auto rec = [&](auto&& self, std::size_t i, std::int64_t l, std::int64_t h, std::int64_t so, std::int64_t dof) -> void {
+    if (i == n) {
+      emit(i, 0, 1, so, dof);
+      return;
+    }
+    if (l == 0 && h == inner[i]) {
+      emit(i, 0, t.extents[i], so, dof);
+      return;
+    }
+    const std::int64_t in = inner[i + 1], ss = t.src_strides[i], ds = t.dst_strides[i];
+    std::int64_t a = l / in;
+    const std::int64_t b = h / in;
+    if (l % in) {
+      if (a == (h - 1) / in) {
+        self(self, i + 1, l - a * in, h - a * in, so + a * ss, dof + a * ds);
+        return;
+      }
+      self(self, i + 1, l - a * in, in, so + a * ss, dof + a * ds);
+      ++a;
+    }
+    if (b > a) emit(i, a, b - a, so, dof);
+    if (h % in) self(self, i + 1, 0, h - b * in, so + b * ss, dof + b * ds);
+  };
+  rec(rec, 0, lo, hi, t.src_offset, t.dst_offset);
+}
+
 
 void held_regions(const Pair& p, std::int64_t rank, std::vector<StridedRegion>& regions,
                   std::vector<std::int64_t>& terms) {

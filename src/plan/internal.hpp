@@ -102,7 +102,13 @@ struct Exchange {
   std::vector<Message> sends, recvs;
   std::int64_t lower_bound_elements = 0;  // needed elements not (fully) held locally
 };
-Exchange exchange(const Pair& p, std::int64_t rank);
+// spread: every box a receiver needs from a replicated source (and does not hold itself) is
+// split over all R source replicas (on mesh axes): replica j (row-major over the source's
+// replica digits) sends elements [j*E/R, (j+1)*E/R) of it (possibly none). The flag is decided
+// per step (rank-independently), so sender and receiver agree.
+Exchange exchange(const Pair& p, std::int64_t rank, bool spread = false);
+// The sub-boxes holding elements [lo, hi) of t (row-major over its extents), in element order.
+void sub_boxes(const Transfer& t, std::int64_t lo, std::int64_t hi, std::vector<Transfer>& out);
 // Only the lower bound of exchange(p, rank) (the receive side; no messages are built).
 std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank);
 

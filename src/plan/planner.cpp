@@ -183,6 +183,7 @@ struct Strategy {
   std::vector<std::int64_t> roots;
   std::vector<std::shared_ptr<Pair>> pairs;
   std::vector<std::int64_t> chunks;  // per step: how many chunked steps (staging bound)
+  std::vector<bool> spread;          // per step: replicated source split over its replicas
   std::shared_ptr<Pair> direct;  // for the lower bound
   double cost = 0;
 };
@@ -322,9 +323,11 @@ double senders_estimate(const Pair& p) {
 // packed once for all-gather / broadcast; what it receives plus copies locally is at most B per
 // reduced term. Loose where the source is replicated (F counts every destination slot, not the
 // share of one replica).
-double staging_estimate(StepKind kind, const Pair& p, double A, double B) {
+double staging_estimate(StepKind kind, const Pair& p, double A, double B, std::int64_t spread_over) {
+  // Spread over R replicas: a rank sends 1/R of every box a non-holder needs from its group.
   const double F = std::min(static_cast<double>(p.dst.replicas * p.dst.terms),
-                            static_cast<double>(p.dst.layout->mesh().size()));
+                            static_cast<double>(p.dst.layout->mesh().size())) /
+                   static_cast<double>(spread_over);
   const double T = p.partial == internal::PartialMode::Reduce && !p.reduced.empty() ? static_cast<double>(p.terms) : 1;
   switch (kind) {
     case StepKind::AllGather:
@@ -337,10 +340,19 @@ double staging_estimate(StepKind kind, const Pair& p, double A, double B) {
   }
 }
 
+// Source replicas on mesh axes (what a spread exchange splits over).
+std::int64_t mesh_replicas(const Pair& p) {
+  std::int64_t r = 1;
+  for (const auto& it : p.src.rep)
+    if (it.axis < p.src.naxes) r *= it.extent;
+  return r;
+}
+
 // Chunks for a step with staging estimate `est` elements under a limit of `limit` elements:
-// 7/8 of the limit for the data, 1/8 for rounding (one element per box or message per chunk).
+// 3/4 of the limit for the data, 1/4 for rounding (one element per box or message per chunk,
+// and per spread box).
 std::int64_t chunk_count(double est, std::int64_t limit) {
-  const double room = std::max(1.0, static_cast<double>(limit) * 7.0 / 8.0);
+  const double room = std::max(1.0, static_cast<double>(limit) * 3.0 / 4.0);
   const double k = std::ceil(est / room);
   return static_cast<std::int64_t>(std::clamp(k, 1.0, 1048576.0));
 }
@@ -375,9 +387,17 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
     const std::int64_t g = same_mesh ? group_size(from.mesh(), axes) : 1;
     s.cost += step_cost(cm, c.kind, axes, g, static_cast<double>(from.local_elements()) * es,
                         static_cast<double>(st.to.local_elements()) * es, senders_estimate(*pp));
+    // Spreading (rank-independent, the whole step): point-to-point, no reduction, replicated
+    // source, and a destination buffer split R ways still at least the threshold.
+    const std::int64_t R = mesh_replicas(*pp);
+    const bool reduces = pp->partial == internal::PartialMode::Reduce && !pp->reduced.empty();
+    const bool spread = c.kind == StepKind::SendRecv && !reduces && R > 1 &&
+                        static_cast<double>(st.to.local_elements()) * es / static_cast<double>(R) >=
+                            static_cast<double>(spread_min_bytes(req));
+    s.spread.push_back(spread);
     const std::int64_t k =
         chunk_count(staging_estimate(c.kind, *pp, static_cast<double>(from.local_elements()),
-                                     static_cast<double>(st.to.local_elements())),
+                                     static_cast<double>(st.to.local_elements()), spread ? R : 1),
                     staging_limit_bytes(req) / size_of(req.dtype));
     s.cost += static_cast<double>(k - 1) * cm.coeffs(c.kind, axes).alpha;  // one more call per chunk
     s.chunks.push_back(k);
@@ -484,63 +504,6 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
   return out;
 }
 
-// Appends the sub-boxes holding elements [lo, hi) of t (row-major over its extents, last fastest),
-// in element order: at most two partial boxes per mode plus one full run.
-void sub_boxes(const Transfer& t, std::int64_t lo, std::int64_t hi, std::vector<Transfer>& out) {
-  if (lo >= hi) return;
-  const std::size_t n = t.extents.size();
-  std::int64_t inner_buf[17];
-  std::vector<std::int64_t> inner_vec;
-  std::int64_t* inner = inner_buf;
-  if (n + 1 > 17) {
-    inner_vec.resize(n + 1);
-    inner = inner_vec.data();
-  }
-  inner[n] = 1;
-  for (std::size_t i = n; i-- > 0;) inner[i] = inner[i + 1] * t.extents[i];
-  auto emit = [&](std::size_t i, std::int64_t first, std::int64_t count, std::int64_t so, std::int64_t dof) {
-    Transfer b;
-    b.term = t.term;
-    if (i == n) {
-      b.src_offset = so;
-      b.dst_offset = dof;
-    } else {
-      b.src_offset = so + first * t.src_strides[i];
-      b.dst_offset = dof + first * t.dst_strides[i];
-      b.extents.assign(t.extents.begin() + static_cast<std::ptrdiff_t>(i), t.extents.end());
-      b.src_strides.assign(t.src_strides.begin() + static_cast<std::ptrdiff_t>(i), t.src_strides.end());
-      b.dst_strides.assign(t.dst_strides.begin() + static_cast<std::ptrdiff_t>(i), t.dst_strides.end());
-      b.extents[0] = count;
-    }
-    out.push_back(std::move(b));
-  };
-  // [lo, hi) inside the sub-box of modes i.. (inner[i] elements) at offsets (so, dof).
-  auto rec = [&](auto&& self, std::size_t i, std::int64_t l, std::int64_t h, std::int64_t so, std::int64_t dof) -> void {
-    if (i == n) {
-      emit(i, 0, 1, so, dof);
-      return;
-    }
-    if (l == 0 && h == inner[i]) {
-      emit(i, 0, t.extents[i], so, dof);
-      return;
-    }
-    const std::int64_t in = inner[i + 1], ss = t.src_strides[i], ds = t.dst_strides[i];
-    std::int64_t a = l / in;
-    const std::int64_t b = h / in;
-    if (l % in) {
-      if (a == (h - 1) / in) {
-        self(self, i + 1, l - a * in, h - a * in, so + a * ss, dof + a * ds);
-        return;
-      }
-      self(self, i + 1, l - a * in, in, so + a * ss, dof + a * ds);
-      ++a;
-    }
-    if (b > a) emit(i, a, b - a, so, dof);
-    if (h % in) self(self, i + 1, 0, h - b * in, so + b * ss, dof + b * ds);
-  };
-  rec(rec, 0, lo, hi, t.src_offset, t.dst_offset);
-}
-
 // Elements [lo, hi) of the boxes packed back to back.
 void list_range(const std::vector<Transfer>& boxes, std::int64_t lo, std::int64_t hi, std::vector<Transfer>& out) {
   std::int64_t pos = 0;
@@ -549,7 +512,7 @@ void list_range(const std::vector<Transfer>& boxes, std::int64_t lo, std::int64_
     const std::int64_t e = b.elements(), l = std::max(lo, pos), h = std::min(hi, pos + e);
     if (l < h) {
       if (l == pos && h == pos + e) out.push_back(b);
-      else sub_boxes(b, l - pos, h - pos, out);
+      else internal::sub_boxes(b, l - pos, h - pos, out);
     }
     pos += e;
   }
@@ -569,7 +532,7 @@ void chunk_step(Step&& st, std::int64_t k, std::vector<Step>& out) {
     if (per_box) {
       for (const auto& b : boxes) {
         const std::int64_t e = b.elements();
-        sub_boxes(b, e * c / k, e * (c + 1) / k, dst);
+        internal::sub_boxes(b, e * c / k, e * (c + 1) / k, dst);
       }
     } else {
       std::int64_t m = 0;
@@ -643,7 +606,7 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     std::optional<internal::Exchange> fast;
     if (is_collective(s.kinds[i]) || s.kinds[i] == StepKind::LocalCopy)
       fast = internal::fast_exchange(*s.pairs[i], rank, s.axes[i], s.kinds[i]);
-    internal::Exchange ex = fast ? std::move(*fast) : internal::exchange(*s.pairs[i], rank);
+    internal::Exchange ex = fast ? std::move(*fast) : internal::exchange(*s.pairs[i], rank, s.spread[i]);
     if (s.pairs[i] == s.direct) direct_lb = ex.lower_bound_elements;
     Step st;
     st.kind = s.kinds[i];
@@ -698,7 +661,8 @@ struct CacheKey {
 std::string request_key(const PlanRequest& r) {
   return to_string(r.from) + (r.from.sharding() ? " {" + to_string(*r.from.sharding()) + "}" : "") + " -> " +
          to_string(r.to) + (r.to.sharding() ? " {" + to_string(*r.to.sharding()) + "}" : "") + " " +
-         std::string(to_string(r.dtype)) + (r.staging_limit ? " limit " + std::to_string(r.staging_limit) : "");
+         std::string(to_string(r.dtype)) + (r.staging_limit ? " limit " + std::to_string(r.staging_limit) : "") +
+         (r.spread_min_bytes ? " spread " + std::to_string(r.spread_min_bytes) : "");
 }
 
 std::mutex cache_mu;
@@ -718,6 +682,8 @@ std::shared_ptr<const Strategy> strategy_for(const PlanRequest& r, const CostMod
 
 }  // namespace
 
+std::int64_t spread_min_bytes(const PlanRequest& r) { return r.spread_min_bytes > 0 ? r.spread_min_bytes : 16 * 1024; }
+
 std::int64_t staging_limit_bytes(const PlanRequest& r) {
   if (r.staging_limit > 0) return r.staging_limit;
   const std::int64_t es = size_of(r.dtype);
@@ -725,6 +691,8 @@ std::int64_t staging_limit_bytes(const PlanRequest& r) {
 }
 
 void check_request(const PlanRequest& r) {
+  if (r.spread_min_bytes < 0)
+    fail("spread threshold " + std::to_string(r.spread_min_bytes) + " bytes is negative (0 means the default)");
   if (r.staging_limit < 0)
     fail("staging limit " + std::to_string(r.staging_limit) + " bytes is negative (0 means the default)");
   if (r.from.shape() != r.to.shape())

@@ -72,6 +72,7 @@ TEST(StagingLimit, EveryStepWithinLimit_Random) {
     PlanRequest r{from, to, g() % 2 ? DType::F32 : DType::F64};
     static const std::int64_t limits[] = {256, 1024, 2048, 4096, 16384};
     r.staging_limit = limits[g() % std::size(limits)];
+    if (g() % 2) r.spread_min_bytes = 1;  // chunking and spreading together
     SCOPED_TRACE(to_string(from) + " -> " + to_string(to) + " limit " + std::to_string(r.staging_limit));
     Plan p = plan_all(r);
     const std::int64_t es = size_of(r.dtype);
