@@ -72,6 +72,8 @@ std::string to_string(const Plan& p) {
     o << "step " << i << ": " << to_string(p.kinds[i]);
     if (!p.axes[i].empty()) o << " on " << axes_text(p.axes[i]) << " (" << groups.size() << " groups of "
                               << (groups.empty() ? 0 : groups.begin()->size()) << ")";
+    if (!p.ranks.empty() && p.ranks[0].steps[i].chunks > 1)
+      o << " chunk " << p.ranks[0].steps[i].chunk + 1 << "/" << p.ranks[0].steps[i].chunks;
     o << "  bytes " << bytes << " total, " << max_rank << " max/rank, local " << copies << "  peers "
       << peers_text(pairs) << "\n";
   }

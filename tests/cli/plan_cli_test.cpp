@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <unistd.h>
 
 #include "support/test_support.hpp"
@@ -46,6 +47,37 @@ TEST(SimulateCli, VerifiesAndDumps) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(v[static_cast<std::size_t>(i)], 16 + i);
   for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(v[static_cast<std::size_t>(i)]));
   EXPECT_EQ(std::filesystem::file_size(dir / "rank3.bin"), 64u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SimulateCli, OkLineIsOneFullLine) {
+  auto r = axe_cmd("simulate --shape 5,4 --mesh gpu=4 --from 'R' --to 'S(0)'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "ok: 4 ranks, 1 steps, 0 bytes moved (lower bound 0)\n");
+}
+
+// DTensor's nested chunking end to end: 5 rows over dp=2 then tp=2 -> 2,1,1,1 rows at 0,2,3,4
+// (padded local buffer: 2 rows of 3).
+TEST(SimulateCli, NestedUnevenDumpMatchesDTensor) {
+  auto dir = std::filesystem::temp_directory_path() / ("axe_sim_nested_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto r = axe_cmd("simulate --shape 5,3 --mesh dp=2,tp=2 --from R,R --to 'S(0),S(0)' --dump " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::vector<double>> want = {{0, 1, 2, 3, 4, 5},
+                                                 {6, 7, 8, nan, nan, nan},
+                                                 {9, 10, 11, nan, nan, nan},
+                                                 {12, 13, 14, nan, nan, nan}};
+  for (int rank = 0; rank < 4; ++rank) {
+    std::ifstream f(dir / ("rank" + std::to_string(rank) + ".bin"), std::ios::binary);
+    std::vector<double> v(6);
+    f.read(reinterpret_cast<char*>(v.data()), 48);
+    ASSERT_TRUE(f.good()) << rank;
+    for (std::size_t i = 0; i < 6; ++i) {
+      const double w = want[static_cast<std::size_t>(rank)][i];
+      EXPECT_TRUE(std::isnan(w) ? std::isnan(v[i]) : v[i] == w) << "rank " << rank << " slot " << i;
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 
