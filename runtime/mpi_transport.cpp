@@ -6,6 +6,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -15,9 +16,32 @@ namespace axe {
 
 namespace {
 constexpr int kExchangeTag = 4242;
+constexpr int kGroupTag = 4343;  // MPI_Comm_create_group
 constexpr std::size_t kChunk = std::size_t{1} << 30;  // MPI counts are int
+constexpr std::size_t kIntMax = INT_MAX;
 
-std::string ranks_text(const std::vector<std::int64_t>& v) {
+// The MPI datatype and op of a native reduction, or false (f16/bf16: no MPI type).
+bool native_reduction(DType t, ReduceOp op, MPI_Datatype& type, MPI_Op& mop) {
+  switch (t) {
+    case DType::F32: type = MPI_FLOAT; break;
+    case DType::F64: type = MPI_DOUBLE; break;
+    case DType::I32: type = MPI_INT32_T; break;
+    case DType::I64: type = MPI_INT64_T; break;
+    case DType::U8: type = MPI_UINT8_T; break;
+    case DType::F16:
+    case DType::BF16: return false;
+  }
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: mop = MPI_SUM; break;  // the executor divides by the number of terms
+    case ReduceOp::Max: mop = MPI_MAX; break;
+    case ReduceOp::Min: mop = MPI_MIN; break;
+    case ReduceOp::Prod: mop = MPI_PROD; break;
+  }
+  return true;
+}
+
+std::string ranks_text(std::span<const std::int64_t> v) {
   std::string s = "{";
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s + "}";
@@ -40,12 +64,16 @@ MpiTransport::MpiTransport(MPI_Comm comm, double timeout_s) : timeout_s_(timeout
 }
 
 MpiTransport::~MpiTransport() {
-  // After a timeout the peer may never match what is left; freeing the communicator could then
-  // block, so it is leaked on purpose.
+  // After a timeout the peer may never match what is left; freeing the communicators could then
+  // block, so they are leaked on purpose.
   if (comm_ != MPI_COMM_NULL && !failed_) {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&comm_);
+    if (!finalized) {
+      for (auto& [g, c] : groups_)
+        if (c != comm_) MPI_Comm_free(&c);
+      MPI_Comm_free(&comm_);
+    }
   }
 }
 
@@ -82,6 +110,11 @@ void MpiTransport::wait_all(std::span<MPI_Request> reqs, std::string_view what, 
 }
 
 void MpiTransport::exchange(std::span<const SendBuffer> sends, std::span<const RecvBuffer> recvs) {
+  CallScope scope(*this);
+  exchange_impl(sends, recvs);
+}
+
+void MpiTransport::exchange_impl(std::span<const SendBuffer> sends, std::span<const RecvBuffer> recvs) {
   check_usable("exchange");
   std::vector<MPI_Request> reqs;
   std::vector<std::int64_t> rpeer;  // per receive request
@@ -148,7 +181,7 @@ void MpiTransport::exchange(std::span<const SendBuffer> sends, std::span<const R
       failed_ = true;
       char buf[32];
       std::snprintf(buf, sizeof buf, "%g", timeout_s_);
-      fail("rank " + std::to_string(rank_) + ": exchange timed out after " + buf +
+      fail("rank " + std::to_string(rank_) + ": " + describe("exchange", {}) + " timed out after " + buf +
            " s (AXE_TIMEOUT_S) waiting for ranks " + ranks_text(waiting) +
            "; a peer exited, failed or runs a different plan");
     }
@@ -185,6 +218,267 @@ void MpiTransport::barrier(std::string_view what) {
   MPI_Request req;
   AXE_MPI_CHECK(MPI_Ibarrier(comm_, &req));
   wait_all(std::span<MPI_Request>(&req, 1), what);
+}
+
+// ---- native collectives ---------------------------------------------------------------------
+
+std::string MpiTransport::describe(std::string_view kind, std::span<const std::int64_t> group) const {
+  if (plan_ && calls_ < plan_->steps.size()) {
+    const Step& s = plan_->steps[calls_];
+    std::string step = "step " + std::to_string(calls_) + " of " + std::to_string(plan_->steps.size()) + " (" +
+                       std::string(to_string(s.kind));
+    if (!s.group.empty()) step += " on group " + ranks_text(s.group);
+    if (s.chunks > 1) step += ", chunk " + std::to_string(s.chunk + 1) + "/" + std::to_string(s.chunks);
+    return step + ")";
+  }
+  std::string what = std::string(kind);
+  if (!group.empty()) what += " on group " + ranks_text(group);
+  return what;
+}
+
+MPI_Comm MpiTransport::group_comm(std::span<const std::int64_t> group, const std::string& what) {
+  const std::size_t g = group.size();
+  bool world = static_cast<int>(g) == size_;
+  for (std::size_t i = 0; world && i < g; ++i) world = group[i] == static_cast<std::int64_t>(i);
+  if (world) return comm_;
+  std::vector<std::int64_t> key(group.begin(), group.end());
+  if (auto it = groups_.find(key); it != groups_.end()) return it->second;
+  std::vector<int> ranks(g);
+  std::size_t me = g;
+  for (std::size_t i = 0; i < g; ++i) {
+    if (group[i] < 0 || group[i] >= size_)
+      fail("rank " + std::to_string(rank_) + ": " + what + ": member " + std::to_string(group[i]) +
+           " outside the world of " + std::to_string(size_) + " ranks");
+    ranks[i] = static_cast<int>(group[i]);
+    if (group[i] == rank_) me = i;
+  }
+  if (me == g) fail("rank " + std::to_string(rank_) + ": " + what + ": this rank is not a member");
+  // Handshake (bounded): every member must be here, naming the same group, before the unbounded
+  // MPI_Comm_create_group starts.
+  std::uint64_t fp = 1469598103934665603ull;
+  for (auto r : key) {
+    fp ^= static_cast<std::uint64_t>(r);
+    fp *= 1099511628211ull;
+  }
+  std::vector<std::uint64_t> theirs(g, fp);
+  std::vector<SendBuffer> sends;
+  std::vector<RecvBuffer> recvs;
+  for (std::size_t i = 0; i < g; ++i) {
+    if (i == me) continue;
+    sends.push_back({group[i], std::as_bytes(std::span<const std::uint64_t>(&fp, 1))});
+    recvs.push_back({group[i], std::as_writable_bytes(std::span<std::uint64_t>(&theirs[i], 1))});
+  }
+  exchange_impl(sends, recvs);
+  for (std::size_t i = 0; i < g; ++i)
+    if (theirs[i] != fp)
+      fail("rank " + std::to_string(rank_) + ": " + what + ": member " + std::to_string(group[i]) +
+           " names a different group (the ranks run different plans)");
+  MPI_Group all = MPI_GROUP_NULL, sub = MPI_GROUP_NULL;
+  MPI_Comm c = MPI_COMM_NULL;
+  AXE_MPI_CHECK(MPI_Comm_group(comm_, &all));
+  int rc = MPI_Group_incl(all, static_cast<int>(g), ranks.data(), &sub);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_create_group(comm_, sub, kGroupTag, &c);
+  MPI_Group_free(&all);
+  if (sub != MPI_GROUP_NULL) MPI_Group_free(&sub);
+  if (rc != MPI_SUCCESS) {
+    failed_ = true;
+    mpi_fail(rc, "MPI_Comm_create_group", __FILE__, __LINE__);
+  }
+  AXE_MPI_CHECK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+  groups_.emplace(std::move(key), c);
+  ++counts_.communicators;
+  return c;
+}
+
+namespace {
+std::size_t member_index(std::span<const std::int64_t> group, std::int64_t rank, const char* what) {
+  for (std::size_t i = 0; i < group.size(); ++i)
+    if (group[i] == rank) return i;
+  fail(std::string(what) + ": rank " + std::to_string(rank) + " is not a member of group " + ranks_text(group));
+}
+}  // namespace
+
+void MpiTransport::all_gather(std::span<const std::int64_t> group, std::span<const std::byte> mine,
+                              std::span<const RecvBuffer> blocks) {
+  CallScope scope(*this);
+  check_usable("all-gather");
+  const std::size_t g = group.size(), me = member_index(group, rank_, "all-gather");
+  // Every member knows every block's size (it receives all others): the same decision everywhere.
+  std::vector<std::size_t> sizes(g);
+  std::size_t total = 0;
+  bool equal = true;
+  for (std::size_t i = 0; i < g; ++i) {
+    sizes[i] = i == me ? mine.size() : blocks[i].data.size();
+    total += sizes[i];
+    equal = equal && sizes[i] == sizes[0];
+  }
+  if (!native_ || total > kIntMax) {
+    if (depth_ == 1) ++counts_.fallback;  // not again for a default calling another collective
+    Transport::all_gather(group, mine, blocks);
+    return;
+  }
+  if (total == 0) return;
+  const std::string what = describe("all-gather", group);
+  MPI_Comm c = group_comm(group, what);
+  std::vector<std::byte> stage(total);
+  std::vector<int> counts(g), displs(g);
+  for (std::size_t i = 0, pos = 0; i < g; pos += sizes[i], ++i) {
+    counts[i] = static_cast<int>(sizes[i]);
+    displs[i] = static_cast<int>(pos);
+  }
+  MPI_Request req;
+  if (equal)
+    AXE_MPI_CHECK(MPI_Iallgather(mine.data(), counts[me], MPI_BYTE, stage.data(), counts[me], MPI_BYTE, c, &req));
+  else
+    AXE_MPI_CHECK(MPI_Iallgatherv(mine.data(), counts[me], MPI_BYTE, stage.data(), counts.data(), displs.data(),
+                                  MPI_BYTE, c, &req));
+  wait_all(std::span<MPI_Request>(&req, 1), what);
+  for (std::size_t i = 0; i < g; ++i)
+    if (i != me && sizes[i]) std::memcpy(blocks[i].data.data(), stage.data() + displs[i], sizes[i]);
+  ++counts_.all_gather;
+}
+
+void MpiTransport::all_to_all(std::span<const std::int64_t> group, std::span<const SendBuffer> send,
+                              std::span<const RecvBuffer> recv) {
+  CallScope scope(*this);
+  check_usable("all-to-all");
+  const std::size_t g = group.size(), me = member_index(group, rank_, "all-to-all");
+  if (!native_) {
+    if (depth_ == 1) ++counts_.fallback;  // not again for a default calling another collective
+    Transport::all_to_all(group, send, recv);
+    return;
+  }
+  const std::string what = describe("all-to-all", group);
+  MPI_Comm c = group_comm(group, what);
+  // One datatype per non-empty block: its bytes at their absolute address (blocks of <= 1 GiB),
+  // used with MPI_BOTTOM, so the executor's buffers are sent and received in place.
+  std::vector<MPI_Datatype> stypes(g, MPI_BYTE), rtypes(g, MPI_BYTE), made;
+  std::vector<int> scounts(g, 0), rcounts(g, 0), zeros(g, 0);
+  struct Free {
+    std::vector<MPI_Datatype>& v;
+    ~Free() {
+      for (auto& t : v) MPI_Type_free(&t);
+    }
+  } free_types{made};
+  auto make = [&](const std::byte* p, std::size_t n) {
+    const std::size_t nb = (n + kChunk - 1) / kChunk;
+    std::vector<int> len(nb);
+    std::vector<MPI_Aint> disp(nb);
+    for (std::size_t k = 0; k < nb; ++k) {
+      len[k] = static_cast<int>(std::min(kChunk, n - k * kChunk));
+      AXE_MPI_CHECK(MPI_Get_address(p + k * kChunk, &disp[k]));
+    }
+    MPI_Datatype t;
+    AXE_MPI_CHECK(MPI_Type_create_hindexed(static_cast<int>(nb), len.data(), disp.data(), MPI_BYTE, &t));
+    made.push_back(t);
+    AXE_MPI_CHECK(MPI_Type_commit(&made.back()));
+    return made.back();
+  };
+  for (std::size_t i = 0; i < g; ++i) {
+    if (i == me) continue;
+    if (!send[i].data.empty()) {
+      stypes[i] = make(send[i].data.data(), send[i].data.size());
+      scounts[i] = 1;
+    }
+    if (!recv[i].data.empty()) {
+      rtypes[i] = make(recv[i].data.data(), recv[i].data.size());
+      rcounts[i] = 1;
+    }
+  }
+  MPI_Request req;
+  AXE_MPI_CHECK(MPI_Ialltoallw(MPI_BOTTOM, scounts.data(), zeros.data(), stypes.data(), MPI_BOTTOM, rcounts.data(),
+                               zeros.data(), rtypes.data(), c, &req));
+  wait_all(std::span<MPI_Request>(&req, 1), what);
+  ++counts_.all_to_all;
+}
+
+void MpiTransport::reduce_scatter(std::span<const std::int64_t> group, std::span<const SendBuffer> send,
+                                  std::span<std::byte> out, DType dtype, ReduceOp op) {
+  CallScope scope(*this);
+  check_usable("reduce-scatter");
+  const std::size_t g = group.size(), me = member_index(group, rank_, "reduce-scatter");
+  MPI_Datatype type;
+  MPI_Op mop;
+  const std::size_t es = static_cast<std::size_t>(size_of(dtype));
+  // send[i] is this rank's block for member i, sized as member i's result: every member knows
+  // every block's size.
+  std::size_t total = 0;
+  bool equal = true;
+  for (std::size_t i = 0; i < g; ++i) {
+    total += send[i].data.size();
+    equal = equal && send[i].data.size() == send[0].data.size();
+  }
+  if (!native_ || !native_reduction(dtype, op, type, mop) || total / es > kIntMax) {
+    if (depth_ == 1) ++counts_.fallback;  // not again for a default calling another collective
+    Transport::reduce_scatter(group, send, out, dtype, op);
+    return;
+  }
+  if (send[me].data.size() != out.size())
+    fail("reduce-scatter on rank " + std::to_string(rank_) + ": own block of " + std::to_string(send[me].data.size()) +
+         " bytes for a result of " + std::to_string(out.size()));
+  if (total == 0) return;
+  const std::string what = describe("reduce-scatter", group);
+  MPI_Comm c = group_comm(group, what);
+  std::vector<std::byte> stage(total);
+  std::vector<int> counts(g);
+  for (std::size_t i = 0, pos = 0; i < g; ++i) {
+    if (!send[i].data.empty()) std::memcpy(stage.data() + pos, send[i].data.data(), send[i].data.size());
+    pos += send[i].data.size();
+    counts[i] = static_cast<int>(send[i].data.size() / es);
+  }
+  MPI_Request req;
+  if (equal)
+    AXE_MPI_CHECK(MPI_Ireduce_scatter_block(stage.data(), out.data(), counts[0], type, mop, c, &req));
+  else
+    AXE_MPI_CHECK(MPI_Ireduce_scatter(stage.data(), out.data(), counts.data(), type, mop, c, &req));
+  wait_all(std::span<MPI_Request>(&req, 1), what);
+  ++counts_.reduce_scatter;
+}
+
+void MpiTransport::all_reduce(std::span<const std::int64_t> group, std::span<const std::byte> in,
+                              std::span<std::byte> out, DType dtype, ReduceOp op) {
+  CallScope scope(*this);
+  check_usable("all-reduce");
+  (void)member_index(group, rank_, "all-reduce");
+  MPI_Datatype type;
+  MPI_Op mop;
+  const std::size_t es = static_cast<std::size_t>(size_of(dtype));
+  if (in.size() != out.size())
+    fail("all-reduce on rank " + std::to_string(rank_) + ": input of " + std::to_string(in.size()) +
+         " bytes, output of " + std::to_string(out.size()));
+  if (!native_ || !native_reduction(dtype, op, type, mop) || in.size() / es > kIntMax) {
+    if (depth_ == 1) ++counts_.fallback;  // not again for a default calling another collective
+    Transport::all_reduce(group, in, out, dtype, op);
+    return;
+  }
+  if (in.empty()) return;  // every member's block has the same size
+  const std::string what = describe("all-reduce", group);
+  MPI_Comm c = group_comm(group, what);
+  MPI_Request req;
+  AXE_MPI_CHECK(MPI_Iallreduce(in.data(), out.data(), static_cast<int>(in.size() / es), type, mop, c, &req));
+  wait_all(std::span<MPI_Request>(&req, 1), what);
+  ++counts_.all_reduce;
+}
+
+void MpiTransport::broadcast(std::span<const std::int64_t> group, std::size_t root, std::span<std::byte> data) {
+  CallScope scope(*this);
+  check_usable("broadcast");
+  (void)member_index(group, rank_, "broadcast");
+  if (root >= group.size())
+    fail("broadcast on rank " + std::to_string(rank_) + ": root index " + std::to_string(root) + " outside group " +
+         ranks_text(group));
+  if (!native_ || data.size() > kIntMax) {
+    if (depth_ == 1) ++counts_.fallback;  // not again for a default calling another collective
+    Transport::broadcast(group, root, data);
+    return;
+  }
+  if (data.empty()) return;  // every member's data has the same size
+  const std::string what = describe("broadcast", group);
+  MPI_Comm c = group_comm(group, what);
+  MPI_Request req;
+  AXE_MPI_CHECK(MPI_Ibcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, static_cast<int>(root), c, &req));
+  wait_all(std::span<MPI_Request>(&req, 1), what);
+  ++counts_.broadcast;
 }
 
 }  // namespace axe

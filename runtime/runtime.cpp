@@ -90,7 +90,13 @@ class HostBackend : public Backend {
     const std::byte* s = src.host_data();
     std::byte* d = dst.host_data();
     if ((!s && src.bytes()) || (!d && dst.bytes())) fail("host backend: buffers are not in host memory");
-    axe::execute(plan, rt_.transport(), std::span<const std::byte>(s, src.bytes()), std::span<std::byte>(d, dst.bytes()));
+    MpiTransport& tr = rt_.transport();
+    struct PlanScope {  // errors of the transport name the plan's step
+      MpiTransport& t;
+      PlanScope(MpiTransport& x, const RankPlan& p) : t(x) { t.begin_plan(&p); }
+      ~PlanScope() { t.end_plan(); }
+    } scope(tr, plan);
+    axe::execute(plan, tr, std::span<const std::byte>(s, src.bytes()), std::span<std::byte>(d, dst.bytes()));
   }
 
  private:

@@ -1,19 +1,53 @@
-// The host backend's transport: MPI point-to-point and small collectives, every wait bounded.
+// The host backend's transport: MPI point-to-point and native MPI collectives, every wait bounded.
 //
 // exchange() posts MPI_Irecv/MPI_Isend on a private duplicate of the communicator and polls
 // MPI_Testall until a deadline (the runtime timeout, AXE_TIMEOUT_S); on expiry it cancels what
 // is pending, marks the transport failed and throws axe::Error naming the peers it still waited
-// for. The executor's collectives (all-gather, all-to-all, reduce-scatter, all-reduce) use the
-// Transport defaults over exchange(): the same bytes as a grouped send/recv, and bounded.
-// Messages above 1 GiB are split (MPI counts are int).
+// for. Messages above 1 GiB are split (MPI counts are int).
+//
+// The executor's collectives run as native non-blocking MPI collectives on a sub-communicator of
+// the step's group, polled with MPI_Test against the same deadline:
+//   all_gather      MPI_Iallgather (every block the same size) / MPI_Iallgatherv
+//   all_to_all      MPI_Ialltoallw (the v-variant with a datatype per peer: each block is sent
+//                   from and received into the executor's own buffers, no staging copy, and
+//                   blocks of any size; counts 1 or 0, datatypes of absolute addresses)
+//   reduce_scatter  MPI_Ireduce_scatter_block (same size) / MPI_Ireduce_scatter
+//   all_reduce      MPI_Iallreduce
+//   broadcast       MPI_Ibcast
+// Reductions are native for f32/f64/i32/i64/u8 with sum/max/min/prod; avg is reduced as sum (the
+// executor divides by the number of terms afterwards). f16/bf16 reductions, and collectives whose
+// bytes do not fit MPI's int counts, use the Transport defaults over exchange() (the same bytes as
+// a grouped send/recv, also bounded). MPI may combine terms in any order; for the exact values of
+// the tests (small integers) every order gives the same bits, for general floats the result can
+// differ from the exchange path in the last bits but is the same on every member.
+//
+// Which path a collective takes is decided from values every member of the group knows alike
+// (the dtype, the op, the group and every member's block size, which the planner records
+// consistently: plan.hpp "Agreement"), never from this rank's traffic alone, so the members
+// always call the same MPI collective. all_to_all needs no decision: every member always calls
+// MPI_Ialltoallw, whose per-peer datatypes have no int limit on the bytes.
+//
+// Sub-communicators are created lazily per group (ranks in collective order: sub-rank i is
+// group[i]) with MPI_Comm_create_group, which is collective over the group's members only, and
+// cached by the rank list. MPI_Comm_create_group cannot be bounded itself, so the members first
+// shake hands over exchange() (bounded): they compare a fingerprint of the rank list and only
+// then create the communicator. A group equal to the whole communicator in rank order uses it
+// directly.
+//
+// Example: an all-gather of S(0) -> R of 8x6 f64 on gpu=4: rank 2 calls all_gather on group
+// {0,1,2,3} with its 96-byte block; the transport creates the world-order communicator (here the
+// world itself), stages the 4 blocks contiguously, runs MPI_Iallgather of 96 bytes per member and
+// copies blocks 0, 1 and 3 into the executor's receive buffers; native_calls().all_gather == 1.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "axe/executor.hpp"
 
@@ -26,6 +60,15 @@ namespace axe {
     if (axe_mpi_rc_ != MPI_SUCCESS) ::axe::mpi_fail(axe_mpi_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 [[noreturn]] void mpi_fail(int rc, const char* call, const char* file, int line);
+
+// How many executor collectives ran as native MPI collectives, and how many used the exchange()
+// based defaults (f16/bf16 reductions, oversized blocks, native collectives switched off).
+struct CollectiveCounts {
+  std::int64_t all_gather = 0, all_to_all = 0, reduce_scatter = 0, all_reduce = 0, broadcast = 0;
+  std::int64_t fallback = 0;        // collectives run over exchange()
+  std::int64_t communicators = 0;   // sub-communicators created
+  std::int64_t native() const { return all_gather + all_to_all + reduce_scatter + all_reduce + broadcast; }
+};
 
 class MpiTransport : public Transport {
  public:
@@ -43,6 +86,31 @@ class MpiTransport : public Transport {
 
   void exchange(std::span<const SendBuffer> sends, std::span<const RecvBuffer> recvs) override;
 
+  // Native collectives (see the header comment); same contracts as Transport's.
+  void all_gather(std::span<const std::int64_t> group, std::span<const std::byte> mine,
+                  std::span<const RecvBuffer> blocks) override;
+  void all_to_all(std::span<const std::int64_t> group, std::span<const SendBuffer> send,
+                  std::span<const RecvBuffer> recv) override;
+  void reduce_scatter(std::span<const std::int64_t> group, std::span<const SendBuffer> send,
+                      std::span<std::byte> out, DType dtype, ReduceOp op) override;
+  void broadcast(std::span<const std::int64_t> group, std::size_t root, std::span<std::byte> data) override;
+  void all_reduce(std::span<const std::int64_t> group, std::span<const std::byte> in, std::span<std::byte> out,
+                  DType dtype, ReduceOp op) override;
+
+  // Native collectives on (default) or off: off, every collective uses the exchange() defaults.
+  // Must be set alike on every rank (tests compare both paths).
+  void set_native_collectives(bool on) { native_ = on; }
+  bool native_collectives() const { return native_; }
+  const CollectiveCounts& collective_counts() const { return counts_; }
+
+  // The plan being executed (by the host backend): errors then name the step. The executor makes
+  // exactly one transport call per step, so the k-th call after begin_plan is plan.steps[k].
+  void begin_plan(const RankPlan* plan) {
+    plan_ = plan;
+    calls_ = 0;
+  }
+  void end_plan() { plan_ = nullptr; }
+
   // Bounded collectives over the whole communicator (used by the runtime's agreement checks).
   void allreduce_max(std::span<std::uint64_t> values, std::string_view what);
   void broadcast(std::span<std::byte> data, int root, std::string_view what);
@@ -55,10 +123,31 @@ class MpiTransport : public Transport {
 
  private:
   void check_usable(std::string_view what) const;
+  // The communicator of `group` (sub-rank i = group[i]); creates and caches it. `what` names the
+  // collective for errors.
+  MPI_Comm group_comm(std::span<const std::int64_t> group, const std::string& what);
+  // "step K of N (KIND on group {..})" for the current call, or "KIND on group {..}".
+  std::string describe(std::string_view kind, std::span<const std::int64_t> group) const;
+  void exchange_impl(std::span<const SendBuffer> sends, std::span<const RecvBuffer> recvs);
+  // Counts one step's transport call (nested calls, e.g. defaults over exchange(), count once).
+  struct CallScope {
+    MpiTransport& t;
+    explicit CallScope(MpiTransport& x) : t(x) { ++t.depth_; }
+    ~CallScope() {
+      if (--t.depth_ == 0) ++t.calls_;
+    }
+  };
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   double timeout_s_ = 300;
   bool failed_ = false;
+  bool native_ = true;
+  CollectiveCounts counts_;
+  std::map<std::vector<std::int64_t>, MPI_Comm> groups_;
+  const RankPlan* plan_ = nullptr;
+  std::size_t calls_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace axe
