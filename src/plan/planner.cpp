@@ -804,7 +804,7 @@ Classified classify(const Pair& p, const std::vector<Axis>& axes) {
     c.kind = StepKind::LocalCopy;
     return c;
   }
-  if (!p.chain) return c;
+  if (!p.chain && !p.nested) return c;
   auto on = [&](int a) { return a != mem && in[static_cast<std::size_t>(a)]; };
   std::int64_t g = 1;
   for (std::size_t a = 0; a < in.size(); ++a)
@@ -825,6 +825,22 @@ Classified classify(const Pair& p, const std::vector<Axis>& axes) {
       same = same && on(m.s_axis);
       c.equal_blocks = c.equal_blocks && p.even[static_cast<std::size_t>(m.dim)];
     }
+  }
+  if (!p.chain) {
+    // Nested bounds with no common factorisation of the padded ranges: what each side puts on
+    // the group's axes, from its own iters. Group-local (checked above) and no D iters of the
+    // other side on the group imply the mem-to-group conditions; all-to-all needs no pattern
+    // (its v-variant takes any blocks). Blocks are uneven; no permute is claimed.
+    sm = dm = 1;
+    for (const auto& dim : p.src.dims)
+      for (const auto& it : dim)
+        if (on(it.axis)) sm *= it.extent;
+    for (const auto& dim : p.dst.dims)
+      for (const auto& it : dim)
+        if (on(it.axis)) dm *= it.extent;
+    s_to_mem = d_from_mem = true;
+    same = false;
+    c.equal_blocks = false;
   }
   for (const auto& it : p.src.rep) if (on(it.axis)) sr *= it.extent;
   for (const auto& it : p.src.part) if (on(it.axis)) sp *= it.extent;

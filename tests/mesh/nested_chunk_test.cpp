@@ -207,6 +207,29 @@ TEST(NestedChunk, LocalShardsMatchDTensor_Random) {
   }
 }
 
+// The natural collectives survive nested bounds (decided from each side's iters; blocks uneven).
+// 10x4 f32 rows over dp then tp: shards 3,2 | 3,2 rows. (S0,S0) -> (S0,R): all-gather on tp,
+// rank 0 (0,0) sends its 3 rows (48 bytes) and receives rank 1's 2 rows (32 bytes).
+TEST(NestedChunk, CollectivesOnNestedDims_HandDerived) {
+  Mesh m = parse_mesh("dp=2,tp=2");
+  PlanRequest ag{shard({10, 4}, m, {Shard(0), Shard(0)}), shard({10, 4}, m, {Shard(0), Replicate()}), DType::F32};
+  Plan p = plan_all(ag);
+  ASSERT_EQ(p.kinds, std::vector<StepKind>{StepKind::AllGather}) << to_string(p);
+  EXPECT_EQ(p.axes[0], std::vector<Axis>{Axis("tp")});
+  EXPECT_FALSE(p.equal_blocks[0]);
+  EXPECT_EQ(p.find(0)->stats.bytes_sent, 48);
+  EXPECT_EQ(p.find(0)->stats.bytes_received, 32);
+  EXPECT_EQ(p.find(1)->stats.bytes_received, 48);
+  EXPECT_EQ(verify(ag, simulate(p)), "");
+  // (S0,S0) -> (R,R): one all-gather on both axes; (S0,S0) -> (S1,S0): an all-to-all.
+  PlanRequest rr{ag.from, shard({10, 4}, m, {Replicate(), Replicate()}), DType::F32};
+  EXPECT_EQ(plan_all(rr).kinds, std::vector<StepKind>{StepKind::AllGather});
+  PlanRequest a2a{ag.from, shard({10, 4}, m, {Shard(1), Shard(0)}), DType::F32};
+  Plan q = plan_all(a2a);
+  EXPECT_EQ(q.kinds, std::vector<StepKind>{StepKind::AllToAll});
+  EXPECT_EQ(verify(a2a, simulate(q)), "");
+}
+
 // Random transitions between DTensor-style placements with nested-uneven dims: every destination
 // buffer equals DTensor's local buffer (independent reference above), padding NaN.
 TEST(NestedChunk, TransitionsMatchDTensorBuffers_Random) {
