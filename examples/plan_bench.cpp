@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     const char* name;
     std::vector<AxisPlacement> from, to;
     bool two_d;
+    std::int64_t rows = 8192;  // 8100: uneven (with Shard(0),Shard(0): DTensor's nested chunks)
   };
   const std::vector<Case> cases = {
       {"S(0)->R", {Shard(0)}, {Replicate()}, false},
@@ -31,6 +32,8 @@ int main(int argc, char** argv) {
       {"(S0,S1)->(S1,S0)", {Shard(0), Shard(1)}, {Shard(1), Shard(0)}, true},
       {"(R,P)->(S0,S1)", {Replicate(), Partial()}, {Shard(0), Shard(1)}, true},
       {"(S0,R)->(R,S0)", {Shard(0), Replicate()}, {Replicate(), Shard(0)}, true},
+      {"S(0)->R uneven", {Shard(0)}, {Replicate()}, false, 8100},
+      {"(S0,S0)->(S0,R) u", {Shard(0), Shard(0)}, {Shard(0), Replicate()}, true, 8100},
   };
   std::printf("%-18s %-14s %6s %14s %14s %14s %10s\n", "transition", "mesh", "ranks", "plan us/rank",
               "max us/rank", "cached us", "steps");
@@ -45,7 +48,7 @@ int main(int argc, char** argv) {
         mesh_text = "gpu=" + std::to_string(n);
       }
       Mesh m = parse_mesh(mesh_text);
-      std::vector<std::int64_t> shape{8192, 8192};
+      std::vector<std::int64_t> shape{c.rows, 8192};
       PlanRequest r{shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(c.from)),
                     shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(c.to)),
                     DType::BF16};

@@ -297,7 +297,11 @@ void affine_block(const std::vector<SideIter>& it, int mem, std::int64_t& B, int
 
 // A dim with a nested bound on either side: the logical range is cut where either side's
 // padded index jumps (nest_segments) and where either side leaves its innermost affine block;
-// each run is one mode (logical place 1). O(runs): about the number of shards along the dim.
+// each run is one mode (logical place 1). Runs repeat: those of one nested chunk level recur at
+// every level-1 piece, shifted by a constant logical step and constant single-axis coordinate
+// steps on both sides; such an arithmetic progression (period P runs, M periods) is folded into
+// P pieces with one more outer mode, so a nested dim costs O(runs of one piece) boxes, not
+// O(shards). Runs outside a progression stay as they are. Work: O(runs) plain integers.
 std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_t k, std::int64_t n) {
   const auto& si = src.dims[k];
   const auto& di = dst.dims[k];
@@ -308,7 +312,9 @@ std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_
   affine_block(si, src.mem(), Bs, sax, sst);
   affine_block(di, dst.mem(), Bd, dax, dst_st);
   const std::size_t ns = static_cast<std::size_t>(src.naxes + 1), nd = static_cast<std::size_t>(dst.naxes + 1);
-  std::vector<DimPiece> pieces;
+  // Runs as plain integers: logical begin, length, and both sides' coordinates (flat arrays).
+  std::vector<std::int64_t> X, L, SB, DB;
+  std::vector<std::int64_t> cs(ns), cd(nd);
   std::size_t i = 0, j = 0;
   std::int64_t x = 0;
   while (x < n) {
@@ -318,30 +324,101 @@ std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_
     std::int64_t a = x + ss[i].shift, b = x + ds[j].shift;
     while (x < end) {
       const std::int64_t len = std::min({end - x, Bs - a % Bs, Bd - b % Bd});
-      DimPiece p;
-      p.s_base.assign(ns, 0);
-      p.d_base.assign(nd, 0);
-      side_coord(si, ws, a, p.s_base);
-      side_coord(di, wd, b, p.d_base);
-      p.begin = x;
-      if (len > 1) {
-        Mode m;
-        m.extent = len;
-        m.dim = static_cast<int>(k);
-        m.place = 1;
-        m.s_axis = sax;
-        m.s_stride = sst;
-        m.d_axis = dax;
-        m.d_stride = dst_st;
-        p.modes.push_back(m);
-      }
-      pieces.push_back(std::move(p));
+      std::fill(cs.begin(), cs.end(), 0);
+      std::fill(cd.begin(), cd.end(), 0);
+      side_coord(si, ws, a, cs);
+      side_coord(di, wd, b, cd);
+      X.push_back(x);
+      L.push_back(len);
+      SB.insert(SB.end(), cs.begin(), cs.end());
+      DB.insert(DB.end(), cd.begin(), cd.end());
       x += len;
       a += len;
       b += len;
     }
   }
-  return pieces;
+  const std::size_t N = X.size();
+  auto piece = [&](std::size_t r) {
+    DimPiece p;
+    p.s_base.assign(SB.begin() + static_cast<std::ptrdiff_t>(r * ns), SB.begin() + static_cast<std::ptrdiff_t>((r + 1) * ns));
+    p.d_base.assign(DB.begin() + static_cast<std::ptrdiff_t>(r * nd), DB.begin() + static_cast<std::ptrdiff_t>((r + 1) * nd));
+    p.begin = X[r];
+    if (L[r] > 1) {
+      Mode m;
+      m.extent = L[r];
+      m.dim = static_cast<int>(k);
+      m.place = 1;
+      m.s_axis = sax;
+      m.s_stride = sst;
+      m.d_axis = dax;
+      m.d_stride = dst_st;
+      p.modes.push_back(m);
+    }
+    return p;
+  };
+  // The single axis (and step) on which two coordinate rows differ; false unless exactly one.
+  auto one_axis = [](const std::int64_t* u, const std::int64_t* v, std::size_t len, int& axis, std::int64_t& step) {
+    int touched = 0;
+    for (std::size_t t = 0; t < len; ++t)
+      if (u[t] != v[t]) {
+        ++touched;
+        axis = static_cast<int>(t);
+        step = v[t] - u[t];
+      }
+    return touched == 1;
+  };
+  std::vector<DimPiece> out;
+  std::size_t start = 0;
+  std::size_t budget = 8 * N + 4096;  // period trials; bounds the work where nothing repeats
+  while (start < N) {
+    const std::size_t left = N - start;
+    bool folded = false;
+    for (std::size_t P = 1; left >= 4 && budget > 0 && P <= std::min<std::size_t>(left / 2, 512); ++P, --budget) {
+      int fa = 0, ga = 0;
+      std::int64_t fs = 0, gs = 0;
+      if (!one_axis(&SB[start * ns], &SB[(start + P) * ns], ns, fa, fs) ||
+          !one_axis(&DB[start * nd], &DB[(start + P) * nd], nd, ga, gs))
+        continue;
+      const std::int64_t db = X[start + P] - X[start];
+      auto step_ok = [&](std::size_t u) {
+        const std::size_t v = u + P;
+        if (X[v] - X[u] != db || L[v] != L[u]) return false;
+        for (std::size_t t = 0; t < ns; ++t)
+          if (SB[v * ns + t] - SB[u * ns + t] != (static_cast<int>(t) == fa ? fs : 0)) return false;
+        for (std::size_t t = 0; t < nd; ++t)
+          if (DB[v * nd + t] - DB[u * nd + t] != (static_cast<int>(t) == ga ? gs : 0)) return false;
+        return true;
+      };
+      std::size_t M = 1;
+      while ((M + 1) * P <= left) {
+        bool ok = true;
+        for (std::size_t r = 0; r < P && ok; ++r) ok = step_ok(start + (M - 1) * P + r);
+        if (!ok) break;
+        ++M;
+      }
+      if (M < 2) continue;
+      // The new outer mode repeats whole periods: coarser than what one period spans.
+      if (db < X[start + P - 1] + L[start + P - 1] - X[start]) continue;
+      for (std::size_t r = 0; r < P; ++r) {
+        DimPiece p = piece(start + r);
+        Mode m;
+        m.extent = static_cast<std::int64_t>(M);
+        m.dim = static_cast<int>(k);
+        m.place = db;
+        m.s_axis = fa;
+        m.s_stride = fs;
+        m.d_axis = ga;
+        m.d_stride = gs;
+        p.modes.insert(p.modes.begin(), m);
+        out.push_back(std::move(p));
+      }
+      start += M * P;
+      folded = true;
+      break;
+    }
+    if (!folded) out.push_back(piece(start++));
+  }
+  return out;
 }
 
 std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k, std::int64_t n) {
