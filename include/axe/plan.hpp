@@ -141,16 +141,18 @@ struct PlanRequest {
   // A + B * terms = 2A for P->S, A and B the local buffers), only exchanges that fan data out
   // beyond that; a tighter limit is the caller's choice (with the destination's bytes as the
   // limit, a 4096-rank reduce-scatter of 128 MiB, which stages every received term, takes ~300
-  // chunks). A step whose staging could exceed the limit is split into
-  // K chunks of the same kind; K is decided rank-independently from the step's kind and the two
-  // layouts' local buffer sizes (an upper bound on any rank's staging), so every rank of a group
-  // runs the same number of chunks. Each chunk moves the elements [c*M/K, (c+1)*M/K) of every
-  // message (M its elements) and of the local copies, as sub-boxes; a point-to-point reduction
-  // splits every box alike so all terms of an element stay in one chunk. Law: every step's
-  // staging_bytes <= the limit, provided the limit is at least 8 * (boxes and messages of the
-  // step) * element size (rounding adds at most one element per box or message per chunk and per
-  // spread box; 1/4 of the limit is kept for it). Example: S(0)->R of 64x128 f32 on gpu=4 stages 5 * 2048 * 4 =
-  // 40960 bytes in one all-gather; with staging_limit = 32768 it is 2 all-gathers of 20480 each.
+  // chunks). A step whose staging could exceed the limit is split into K chunks of the same
+  // kind; K is decided rank-independently from the step's kind and the two layouts' local buffer
+  // sizes (an upper bound on any rank's staging), so every rank of a group runs the same number
+  // of chunks. Each chunk moves the elements [c*M/K, (c+1)*M/K) of every message (M its
+  // elements) and of the local copies, as sub-boxes; a point-to-point reduction splits every box
+  // alike so all terms of an element stay in one chunk. Law: every step's staging_bytes <= the
+  // limit, provided the limit is at least 8 * (boxes and messages of the step) * element size
+  // (rounding adds at most one element per box or message per chunk and per spread box; 1/4 of
+  // the limit is kept for it). The bound is loose where a replicated source is not spread (it
+  // counts every destination slot of an element against one sender). Example: S(0)->R of 64x128
+  // f32 on gpu=4 stages 5 * 2048 * 4 = 40960 bytes in one all-gather; with staging_limit = 32768
+  // it is 2 all-gathers of 20480 bytes each.
   std::int64_t staging_limit = 0;
   // Replicated sources spread the sending load (point-to-point exchanges): in a step whose
   // source has R > 1 replicas on mesh axes and whose destination buffer split R ways is at least

@@ -125,7 +125,8 @@ TEST(NestedChunk, JaxStyleIsOneChunkOverTheProduct) {
   auto l = shard({5}, m, {Shard(0, {"dp", "tp"})});
   EXPECT_FALSE(l.nested());
   const std::vector<std::int64_t> sizes{2, 2, 1, 0};
-  for (std::int64_t r = 0; r < 4; ++r) EXPECT_EQ(local_shard(l, r).shape[0], sizes[static_cast<std::size_t>(r)]);
+  for (std::int64_t r = 0; r < 4; ++r)
+    EXPECT_EQ(local_shard(l, r).shape[0], sizes[static_cast<std::size_t>(r)]);
   // Same Axe layout as the DTensor-style one, but a different layout: they must not compare equal
   // (plans are cached by layout).
   auto d = shard({5}, m, {Shard(0), Shard(0)});
@@ -166,9 +167,11 @@ TEST(NestedChunk, PaddedIndex_InvertsLogicalIndex) {
     for (std::int64_t i = 0; i < n; ++i) {
       auto p = l.padded_index(0, i);
       ASSERT_LT(p, l.padded_shape()[0]);
-      ASSERT_EQ(l.logical_index(0, p), std::optional<std::int64_t>(i)) << to_string(l) << " i=" << i;
+      ASSERT_EQ(l.logical_index(0, p), std::optional<std::int64_t>(i))
+          << to_string(l) << " i=" << i;
     }
-    for (std::int64_t p = 0; p < l.padded_shape()[0]; ++p) held += l.logical_index(0, p).has_value();
+    for (std::int64_t p = 0; p < l.padded_shape()[0]; ++p)
+      held += l.logical_index(0, p).has_value();
     EXPECT_EQ(held, n);
   }
 }
@@ -177,7 +180,8 @@ TEST(NestedChunk, PaddedIndex_InvertsLogicalIndex) {
 // placements with dims over several axes (uneven sizes included).
 TEST(NestedChunk, LocalShardsMatchDTensor_Random) {
   auto g = test::make_rng(12);
-  static const char* meshes[] = {"x=2,y=2", "x=2,y=3", "x=3,y=2", "x=4,y=2", "x=2,y=2,z=2", "x=3,y=2,z=2"};
+  static const char* meshes[] = {"x=2,y=2", "x=2,y=3",     "x=3,y=2",
+                                 "x=4,y=2", "x=2,y=2,z=2", "x=3,y=2,z=2"};
   for (int it = 0; it < 400; ++it) {
     Mesh m = parse_mesh(meshes[g() % std::size(meshes)]);
     std::vector<std::int64_t> shape(1 + g() % 2);
@@ -212,7 +216,8 @@ TEST(NestedChunk, LocalShardsMatchDTensor_Random) {
 // rank 0 (0,0) sends its 3 rows (48 bytes) and receives rank 1's 2 rows (32 bytes).
 TEST(NestedChunk, CollectivesOnNestedDims_HandDerived) {
   Mesh m = parse_mesh("dp=2,tp=2");
-  PlanRequest ag{shard({10, 4}, m, {Shard(0), Shard(0)}), shard({10, 4}, m, {Shard(0), Replicate()}), DType::F32};
+  PlanRequest ag{shard({10, 4}, m, {Shard(0), Shard(0)}),
+                 shard({10, 4}, m, {Shard(0), Replicate()}), DType::F32};
   Plan p = plan_all(ag);
   ASSERT_EQ(p.kinds, std::vector<StepKind>{StepKind::AllGather}) << to_string(p);
   EXPECT_EQ(p.axes[0], std::vector<Axis>{Axis("tp")});
@@ -248,14 +253,17 @@ TEST(NestedChunk, TransitionsMatchDTensorBuffers_Random) {
       return ps;
     };
     auto fp = random_ps(), tp = random_ps();
-    PlanRequest req{shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(fp)),
-                    shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(tp)), DType::F32};
+    PlanRequest req{
+        shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(fp)),
+        shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(tp)),
+        DType::F32};
     nested_cases += req.from.nested() || req.to.nested();
     SCOPED_TRACE(to_string(req.from) + " -> " + to_string(req.to));
     Plan p = plan_all(req);
     SimulationResult res = simulate(p);
     ASSERT_EQ(verify(req, res), "") << to_string(p);
-    for (auto r : m.ranks()) ASSERT_TRUE(same(res.destination.at(r), dtensor_buffer(shape, m, tp, r))) << r;
+    for (auto r : m.ranks())
+      ASSERT_TRUE(same(res.destination.at(r), dtensor_buffer(shape, m, tp, r))) << r;
     EXPECT_GE(p.totals.bytes_received, p.totals.lower_bound_bytes);
   }
   EXPECT_GT(nested_cases, 100);

@@ -16,13 +16,15 @@ namespace {
 // Collectives priced out: the planner takes the direct exchange.
 CostModel direct_only() {
   CostModel cm;
-  for (auto k : {StepKind::AllGather, StepKind::ReduceScatter, StepKind::AllReduce, StepKind::AllToAll,
-                 StepKind::Broadcast})
+  for (auto k : {StepKind::AllGather, StepKind::ReduceScatter, StepKind::AllReduce,
+                 StepKind::AllToAll, StepKind::Broadcast})
     cm.set(k, {1.0, 1e-9});
   return cm;
 }
 
-std::int64_t sent_bytes(const RankPlan& rp) { return rp.stats.bytes_sent; }
+std::int64_t sent_bytes(const RankPlan& rp) {
+  return rp.stats.bytes_sent;
+}
 
 // (S0,R) -> (R,S0) of 256x256 f32 on x=2,y=2 (rank = 2x + y). Source: rank (x,y) holds row block
 // x (128 rows, 128 KiB); destination: rank (x,y) needs row block y. Ranks 0 (0,0) and 3 (1,1)
@@ -32,8 +34,8 @@ std::int64_t sent_bytes(const RankPlan& rp) { return rp.stats.bytes_sent; }
 // four ranks); unsplit, ranks 0 and 3 would send 128 KiB and ranks 1, 2 nothing.
 TEST(Spread, RowBlocksTransposedOnTwoByTwo_HandDerived) {
   Mesh m = parse_mesh("x=2,y=2");
-  PlanRequest r{shard({256, 256}, m, {Shard(0), Replicate()}), shard({256, 256}, m, {Replicate(), Shard(0)}),
-                DType::F32};
+  PlanRequest r{shard({256, 256}, m, {Shard(0), Replicate()}),
+                shard({256, 256}, m, {Replicate(), Shard(0)}), DType::F32};
   Plan p = plan_all(r, direct_only());
   ASSERT_EQ(p.kinds, std::vector<StepKind>{StepKind::SendRecv}) << to_string(p);
   for (std::int64_t rank = 0; rank < 4; ++rank) EXPECT_EQ(sent_bytes(*p.find(rank)), 65536) << rank;
@@ -62,13 +64,14 @@ TEST(Spread, RowBlocksTransposedOnTwoByTwo_HandDerived) {
 }
 
 // Random replicated sources (direct exchanges, every box spread): simulation verifies; spreading
-// moves the same bytes; for plans that are one send-recv exchange: within each replica group (source ranks holding the same data) the bytes
-// sent differ by at most R elements per box received from the group (each split box: at most one
-// element between parts; a box of fewer than R elements is not split); the busiest sender never
-// sends more than without spreading (plus that rounding).
+// moves the same bytes; for plans that are one send-recv exchange: within each replica group
+// (source ranks holding the same data) the bytes sent differ by at most R elements per box received
+// from the group (each split box: at most one element between parts; a box of fewer than R elements
+// is not split); the busiest sender never sends more than without spreading (plus that rounding).
 TEST(Spread, ReplicatedSourcesBalanced_Random) {
   auto g = test::make_rng(606);
-  static const char* meshes[] = {"x=2,y=2", "x=2,y=3", "x=3,y=2", "x=2,y=4", "x=4,y=2", "x=2,y=2,z=2"};
+  static const char* meshes[] = {"x=2,y=2", "x=2,y=3", "x=3,y=2",
+                                 "x=2,y=4", "x=4,y=2", "x=2,y=2,z=2"};
   int spread_cases = 0, direct = 0;
   for (int i = 0; i < 300; ++i) {
     Mesh m = parse_mesh(meshes[g() % std::size(meshes)]);
@@ -83,8 +86,10 @@ TEST(Spread, ReplicatedSourcesBalanced_Random) {
       tp.push_back(g() % 3 == 0 ? Replicate() : Shard(static_cast<int>(g() % shape.size())));
     }
     if (!any_r) fp[g() % fp.size()] = Replicate();
-    PlanRequest r{shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(fp)),
-                  shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(tp)), DType::F64};
+    PlanRequest r{
+        shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(fp)),
+        shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(tp)),
+        DType::F64};
     r.spread_min_bytes = 1;
     SCOPED_TRACE(to_string(r.from) + " -> " + to_string(r.to));
     Plan p = plan_all(r, direct_only());

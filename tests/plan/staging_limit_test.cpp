@@ -15,9 +15,11 @@ namespace {
 
 TEST(StagingLimit, DefaultIsFourTimesSourcePlusDestinationWithOneMiBFloor) {
   Mesh m = parse_mesh("gpu=4");
-  PlanRequest small{shard({64, 128}, m, {Shard(0)}), shard({64, 128}, m, {Replicate()}), DType::F32};
+  PlanRequest small{shard({64, 128}, m, {Shard(0)}), shard({64, 128}, m, {Replicate()}),
+                    DType::F32};
   EXPECT_EQ(staging_limit_bytes(small), 1 << 20);  // 4 * (8 + 32) KiB: the floor
-  PlanRequest big{shard({1024, 1024}, m, {Shard(0)}), shard({1024, 1024}, m, {Replicate()}), DType::F64};
+  PlanRequest big{shard({1024, 1024}, m, {Shard(0)}), shard({1024, 1024}, m, {Replicate()}),
+                  DType::F64};
   EXPECT_EQ(staging_limit_bytes(big), 4 * (256 + 1024) * 1024 * 8);
   big.staging_limit = 12345;
   EXPECT_EQ(staging_limit_bytes(big), 12345);
@@ -34,7 +36,8 @@ TEST(StagingLimit, AllGatherInTwoChunks_HandDerived) {
   PlanRequest r{shard({64, 128}, m, {Shard(0)}), shard({64, 128}, m, {Replicate()}), DType::F32};
   r.staging_limit = 32768;
   Plan p = plan_all(r);
-  ASSERT_EQ(p.kinds, (std::vector<StepKind>{StepKind::AllGather, StepKind::AllGather})) << to_string(p);
+  ASSERT_EQ(p.kinds, (std::vector<StepKind>{StepKind::AllGather, StepKind::AllGather}))
+      << to_string(p);
   for (const auto& rp : p.ranks) {
     ASSERT_EQ(rp.steps.size(), 2u);
     for (std::int64_t c = 0; c < 2; ++c) {
@@ -66,14 +69,17 @@ TEST(StagingLimit, EveryStepWithinLimit_Random) {
     std::vector<std::int64_t> shape(1 + g() % 2);
     for (auto& e : shape) e = 1 + static_cast<std::int64_t>(g() % 40);
     const bool general = g() % 3 == 0;
-    DistLayout from = general ? test::random_general(g, shape, a, true) : test::random_placements(g, shape, a, true);
+    DistLayout from = general ? test::random_general(g, shape, a, true)
+                              : test::random_placements(g, shape, a, true);
     const bool dp = from.layout().partial().empty() && g() % 4 == 0;
-    DistLayout to = general ? test::random_general(g, shape, b, dp) : test::random_placements(g, shape, b, dp);
+    DistLayout to =
+        general ? test::random_general(g, shape, b, dp) : test::random_placements(g, shape, b, dp);
     PlanRequest r{from, to, g() % 2 ? DType::F32 : DType::F64};
     static const std::int64_t limits[] = {256, 1024, 2048, 4096, 16384};
     r.staging_limit = limits[g() % std::size(limits)];
     if (g() % 2) r.spread_min_bytes = 1;  // chunking and spreading together
-    SCOPED_TRACE(to_string(from) + " -> " + to_string(to) + " limit " + std::to_string(r.staging_limit));
+    SCOPED_TRACE(to_string(from) + " -> " + to_string(to) + " limit " +
+                 std::to_string(r.staging_limit));
     Plan p = plan_all(r);
     const std::int64_t es = size_of(r.dtype);
     for (const auto& rp : p.ranks) {
@@ -96,7 +102,8 @@ TEST(StagingLimit, EveryStepWithinLimit_Random) {
           ++checked;
           for (std::int64_t c = 0; c < k; ++c)
             EXPECT_LE(rp.steps[j + static_cast<std::size_t>(c)].staging_bytes, r.staging_limit)
-                << "rank " << rp.rank << " step " << j + static_cast<std::size_t>(c) << "\n" << to_string(p);
+                << "rank " << rp.rank << " step " << j + static_cast<std::size_t>(c) << "\n"
+                << to_string(p);
         }
         j += static_cast<std::size_t>(k);
       }
@@ -110,7 +117,8 @@ TEST(StagingLimit, EveryStepWithinLimit_Random) {
         for (const auto* list : {&s.sends, &s.recvs})
           for (const auto& m : *list) {
             auto [it, fresh] = size_of_group.emplace(s.group, m.elements());
-            EXPECT_EQ(it->second, m.elements()) << "step " << j << " rank " << rp.rank << "\n" << to_string(p);
+            EXPECT_EQ(it->second, m.elements()) << "step " << j << " rank " << rp.rank << "\n"
+                                                << to_string(p);
           }
       }
     }
