@@ -185,6 +185,33 @@ DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<s
   return t;
 }
 
+DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, void* data, std::size_t bytes, Runtime& rt) {
+  std::string err = check_mesh(layout, rt);
+  const std::int64_t want = local_count(layout, rt.rank()) * size_of(dtype);
+  if (err.empty() && static_cast<std::int64_t>(bytes) != want)
+    err = "rank " + std::to_string(rt.rank()) + " passed caller memory of " + std::to_string(bytes) +
+          " bytes; layout '" + to_string(layout) + "' with dtype " + std::string(to_string(dtype)) + " needs " +
+          std::to_string(want) + " bytes (" + std::to_string(local_count(layout, rt.rank())) + " elements)";
+  if (err.empty() && !data && bytes)
+    err = "rank " + std::to_string(rt.rank()) + " passed a null pointer for " + std::to_string(bytes) + " bytes";
+  std::shared_ptr<Buffer> buf;
+  if (err.empty()) {
+    try {
+      buf = rt.backend().wrap_memory(data, bytes);
+    } catch (const std::exception& e) {
+      err = "rank " + std::to_string(rt.rank()) + ": " + e.what();
+    }
+  }
+  const std::string text = layout_text(layout, dtype);
+  rt.agree("DistTensor::wrap", err, fingerprint(text), text);
+  DistTensor t;
+  t.rt_ = &rt;
+  t.layout_ = layout;
+  t.dtype_ = dtype;
+  t.buffer_ = std::move(buf);
+  return t;
+}
+
 DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout, Runtime& rt) {
   std::string err = check_mesh(layout, rt);
   if (err.empty() && g.shape != layout.shape())
@@ -285,6 +312,7 @@ HostTensor DistTensor::gather(int root) const {
   HostTensor h;
   h.shape = shape();
   h.dtype = dtype_;
+  r.synchronize();
   if (rt.rank() == root) {
     h.data.resize(r.buffer_->bytes());
     rt.backend().copy_to_host(*r.buffer_, h.data);
@@ -298,6 +326,7 @@ HostTensor DistTensor::gather_all() const {
   HostTensor h;
   h.shape = shape();
   h.dtype = dtype_;
+  r.synchronize();
   h.data.resize(r.buffer_->bytes());
   rt.backend().copy_to_host(*r.buffer_, h.data);
   return h;
@@ -324,7 +353,12 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   t.dtype_ = dtype_;
   t.buffer_ = rt.backend().allocate(static_cast<std::size_t>(local_count(to, rt.rank()) * size_of(dtype_)));
   t.plan_text_ = text;
-  if (!plan->buffers.empty()) rt.backend().execute(*plan, *buffer_, *t.buffer_);
+  if (!plan->buffers.empty()) {
+    // The result keeps the source buffer (which the pending work reads) and the plan alive
+    // until it synchronizes.
+    rt.backend().execute_async(*plan, *buffer_, *t.buffer_);
+    t.pending_ = std::make_shared<std::pair<std::shared_ptr<Buffer>, std::shared_ptr<const RankPlan>>>(buffer_, plan);
+  }
   return t;
 }
 
@@ -337,22 +371,28 @@ DistTensor DistTensor::redistribute(const Mesh& m, std::initializer_list<AxisPla
                             std::span<const AxisPlacement>(p.begin(), p.size())));
 }
 
+void DistTensor::synchronize() const {
+  runtime().backend().synchronize();
+  pending_.reset();
+}
+
 std::span<std::byte> DistTensor::local_bytes() {
-  (void)runtime();
+  synchronize();
   std::byte* p = buffer_->host_data();
   if (!p && buffer_->bytes()) fail("DistTensor::local_bytes: the local buffer is in device memory; use copy_to_host");
   return {p, buffer_->bytes()};
 }
 
 std::span<const std::byte> DistTensor::local_bytes() const {
+  synchronize();
   const Buffer& b = *buffer_;
-  (void)runtime();
   const std::byte* p = b.host_data();
   if (!p && b.bytes()) fail("DistTensor::local_bytes: the local buffer is in device memory; use copy_to_host");
   return {p, b.bytes()};
 }
 
 LocalView DistTensor::local() const {
+  synchronize();
   LocalShard s = local_shard(layout_, runtime().rank());
   LocalView v;
   const Buffer& b = *buffer_;

@@ -86,6 +86,9 @@ class HostBackend : public Backend {
            std::to_string(dst.size()));
     if (!dst.empty()) std::memcpy(dst.data(), src.host_data(), dst.size());
   }
+  std::shared_ptr<Buffer> wrap_memory(void* data, std::size_t bytes) override {
+    return std::make_shared<HostView>(static_cast<std::byte*>(data), bytes);
+  }
   void execute(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
     const std::byte* s = src.host_data();
     std::byte* d = dst.host_data();
@@ -124,6 +127,11 @@ int env_int(const char* name) {
   return static_cast<int>(x);
 }
 }  // namespace
+
+std::shared_ptr<Buffer> Backend::wrap_memory(void*, std::size_t) {
+  fail("the " + std::string(name()) +
+       " backend cannot wrap caller memory (DistTensor::wrap over a pointer); pass the data by value");
+}
 
 void register_backend(BackendEntry entry) {
   std::lock_guard<std::mutex> g(registry_mu);

@@ -51,6 +51,20 @@ class HostBuffer : public Buffer {
   std::vector<std::byte> data_;
 };
 
+// Caller-owned host memory (DistTensor::wrap over a pointer): the buffer aliases it and never
+// frees it; the caller keeps it alive while any tensor over it exists.
+class HostView : public Buffer {
+ public:
+  HostView(std::byte* data, std::size_t bytes) : data_(data), bytes_(bytes) {}
+  std::size_t bytes() const override { return bytes_; }
+  std::byte* host_data() override { return data_; }
+  const std::byte* host_data() const override { return data_; }
+
+ private:
+  std::byte* data_;
+  std::size_t bytes_;
+};
+
 class Runtime;
 
 class Backend {
@@ -66,6 +80,23 @@ class Backend {
   // shard (padding NaN / 0). Both sized exactly as plan.buffers front/back (axe::Error otherwise).
   // Bounded in time by the runtime's timeout; throws axe::Error on timeout or peer failure.
   virtual void execute(const RankPlan& plan, const Buffer& src, Buffer& dst) = 0;
+
+  // Asynchronous execution (DistTensor::redistribute uses it): enqueues the plan on the backend's
+  // stream and may return before the data has moved. Requires what execute requires; the caller
+  // keeps `src` and `dst` alive and unwritten, and does not read `dst` on the host, until
+  // synchronize() returns; the backend must not use `plan` after returning (it copies what it
+  // needs). Work enqueued by successive calls runs in call order, so a later plan may read an
+  // earlier plan's `dst` without synchronizing. Errors may surface here or at synchronize().
+  // Default: execute (synchronous; the host backend).
+  virtual void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) { execute(plan, src, dst); }
+  // Waits until every execute_async issued on this rank has completed (host-visible); rethrows
+  // their errors as axe::Error. Default: nothing pending.
+  virtual void synchronize() {}
+
+  // A Buffer over caller-owned memory (DistTensor::wrap over a pointer), which the backend reads
+  // and writes in place and never frees: host memory for "host". Default: axe::Error (the backend
+  // cannot alias caller memory).
+  virtual std::shared_ptr<Buffer> wrap_memory(void* data, std::size_t bytes);
 };
 
 // Registry. `available` says whether the backend can run here (e.g. a GPU is visible); the

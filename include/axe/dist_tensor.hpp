@@ -12,6 +12,19 @@
 //   // rank 1 = (dp 0, tp 1) holds rows 0..1, columns 3..5: local() has shape (2,3)
 //   auto r = t.redistribute({Replicate(), Replicate()});   // all-gather: every rank holds x
 //   HostTensor y = t.gather(0);                             // rank 0: y == x; others: no data
+//
+// Asynchrony: redistribute enqueues the plan with Backend::execute_async and may return before
+// the data has moved (the CUDA backend: on its stream; the host backend: it has finished). Every
+// host-visible read synchronizes first (Backend::synchronize): gather, gather_all, local,
+// local_bytes, local_as, visualize and synchronize() itself; a later redistribute from the result
+// needs no synchronization (the backend runs its work in order). Until then the result keeps
+// the source's buffer alive, so the source tensor may be dropped at once (a result dropped
+// before synchronizing frees its buffers through the backend, whose deallocation waits for its
+// pending work: cudaFree does); errors of the pending work surface at the synchronizing call, on
+// the ranks whose work failed.
+//
+// Caller memory: wrap over a pointer aliases it without a copy (see wrap below); wrap by value
+// copies.
 #pragma once
 
 #include <cstddef>
@@ -111,6 +124,23 @@ class DistTensor {
     if (!b.empty()) std::memcpy(b.data(), local.data(), b.size());
     return wrap(layout, dtype_of<T>(), std::move(b), rt);
   }
+  // Zero-copy: the tensor's local buffer IS the caller's `bytes` bytes at `data` (host backend:
+  // host memory; another backend: memory its Backend::wrap_memory accepts, else an axe::Error on
+  // every rank). Same size rule and agreement as the by-value wrap; `data` may be null only for
+  // 0 bytes. The tensor aliases the memory: writes through local_bytes()/local_as() land in it
+  // and the caller's writes show in the tensor. Operations never write a source: redistribute,
+  // gather and gather_all only read it, and their results live in new buffers.
+  // The caller must keep the memory alive, and not write it, while the tensor, any copy of it,
+  // or a redistribution from it that is still pending (until synchronize()) exists; axe never
+  // frees it.
+  // Example (4 ranks, 8x6 f64, S(0) on gpu=4): std::vector<double> mine(12);  // 2 rows
+  //   auto t = DistTensor::wrap(l, mine.data(), mine.size());  // t.local_bytes().data() == mine.data()
+  static DistTensor wrap(const DistLayout& layout, DType dtype, void* data, std::size_t bytes,
+                         Runtime& rt = Runtime::current());
+  template <class T>
+  static DistTensor wrap(const DistLayout& layout, T* data, std::size_t count, Runtime& rt = Runtime::current()) {
+    return wrap(layout, dtype_of<T>(), static_cast<void*>(data), count * sizeof(T), rt);
+  }
   // Scatters `global` from `root`: every rank passes the shape and dtype; only root's data is read.
   static DistTensor scatter(const HostTensor& global, const DistLayout& layout, int root = 0,
                             Runtime& rt = Runtime::current());
@@ -129,6 +159,7 @@ class DistTensor {
   HostTensor gather_all() const;
 
   // A new tensor in `to` (same global shape; any mesh whose ranks exist); this one is untouched.
+  // Asynchronous (see the header comment): reads of the result synchronize first.
   DistTensor redistribute(const DistLayout& to) const;
   DistTensor redistribute(std::span<const AxisPlacement> p) const;  // same mesh
   DistTensor redistribute(std::initializer_list<AxisPlacement> p) const {
@@ -142,6 +173,9 @@ class DistTensor {
   const std::vector<std::int64_t>& shape() const { return layout_.shape(); }
   DType dtype() const { return dtype_; }
   Runtime& runtime() const;
+  // Waits for this rank's pending redistributions (Backend::synchronize) and releases what the
+  // tensor kept alive for them. Local (not collective); a no-op on the host backend.
+  void synchronize() const;
   LocalView local() const;
   // Host bytes of the local buffer (host backend); throws axe::Error on a device buffer.
   std::span<std::byte> local_bytes();
@@ -152,6 +186,7 @@ class DistTensor {
     auto b = local_bytes();
     return {reinterpret_cast<T*>(b.data()), b.size() / sizeof(T)};
   }
+  // The local buffer, without synchronizing (for backends and plans run by hand).
   const Buffer& buffer() const { return *buffer_; }
   Buffer& buffer() { return *buffer_; }
   // The text of the last redistribution's plan outline ("" before any).
@@ -160,7 +195,10 @@ class DistTensor {
   // Who holds what (no communication), like DTensor's visualize_sharding: for rank-2 tensors a
   // table of row x column blocks naming the ranks that hold each block (partial terms marked
   // "t<k>"); other ranks list each rank's regions.
-  std::string visualize() const { return visualize(layout_); }
+  std::string visualize() const {
+    synchronize();
+    return visualize(layout_);
+  }
   static std::string visualize(const DistLayout& layout);
 
  private:
@@ -169,6 +207,9 @@ class DistTensor {
   DType dtype_ = DType::F32;
   std::shared_ptr<Buffer> buffer_;
   std::string plan_text_;
+  // What a pending execute_async into buffer_ reads (the source buffer, the plan), released by
+  // synchronize().
+  mutable std::shared_ptr<const void> pending_;
 };
 
 // Text form of a request and its fingerprint (the value the ranks compare before a plan runs).
