@@ -88,7 +88,9 @@ class Backend {
   // needs). Work enqueued by successive calls runs in call order, so a later plan may read an
   // earlier plan's `dst` without synchronizing. Errors may surface here or at synchronize().
   // Default: execute (synchronous; the host backend).
-  virtual void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) { execute(plan, src, dst); }
+  virtual void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) {
+    execute(plan, src, dst);
+  }
   // Waits until every execute_async issued on this rank has completed (host-visible); rethrows
   // their errors as axe::Error. Default: nothing pending.
   virtual void synchronize() {}

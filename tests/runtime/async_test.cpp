@@ -20,7 +20,9 @@ class DeferredBackend : public Backend {
  public:
   explicit DeferredBackend(Runtime& rt) : rt_(rt) {}
   std::string_view name() const override { return "deferred"; }
-  std::shared_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_shared<HostBuffer>(bytes); }
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
+    return std::make_shared<HostBuffer>(bytes);
+  }
   void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
     ASSERT_EQ(src.size(), dst.bytes());
     if (!src.empty()) std::memcpy(dst.host_data(), src.data(), src.size());
@@ -68,7 +70,8 @@ HostTensor iota(std::vector<std::int64_t> shape) {
 class Async : public ::testing::Test {
  protected:
   void SetUp() override {
-    register_backend({"deferred", [] { return true; }, [](Runtime& r) { return std::make_unique<DeferredBackend>(r); }});
+    register_backend({"deferred", [] { return true; },
+                      [](Runtime& r) { return std::make_unique<DeferredBackend>(r); }});
     RuntimeOptions o;
     o.backend = "deferred";
     rt_ = std::make_unique<Runtime>(o);  // becomes Runtime::current() until destroyed
@@ -113,7 +116,9 @@ TEST_F(Async, EveryHostReadSynchronizes) {
   read("local", [](DistTensor& r) { (void)r.local(); });
   read("visualize", [](DistTensor& r) { (void)r.visualize(); });
   read("synchronize", [](DistTensor& r) { r.synchronize(); });
-  read("gather", [&](DistTensor& r) { EXPECT_EQ(r.gather(0).data, rt_->rank() == 0 ? x.data : std::vector<std::byte>{}); });
+  read("gather", [&](DistTensor& r) {
+    EXPECT_EQ(r.gather(0).data, rt_->rank() == 0 ? x.data : std::vector<std::byte>{});
+  });
   read("gather_all", [&](DistTensor& r) { EXPECT_EQ(r.gather_all().data, x.data); });
 }
 

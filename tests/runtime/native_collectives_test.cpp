@@ -39,7 +39,8 @@ std::vector<Case> cases() {
       {"all-reduce", placed({8, 6}, w, "P"), placed({8, 6}, w, "R")},
       {"all-reduce max", placed({8, 6}, w, "P(max)"), placed({8, 6}, w, "R")},
       {"broadcast", DistLayout({4, 8}, parse_axe_layout("S[(4,8):(8,1)] + 1@gpu"), w),
-       DistLayout({4, 8}, parse_axe_layout("S[(4,8):(8,1)] + R[" + std::to_string(n) + ":1@gpu]"), w)},
+       DistLayout({4, 8}, parse_axe_layout("S[(4,8):(8,1)] + R[" + std::to_string(n) + ":1@gpu]"),
+                  w)},
   };
   if (n >= 4) {
     Mesh m = parse_mesh("x=2,y=" + std::to_string(n / 2));
@@ -50,8 +51,12 @@ std::vector<Case> cases() {
   return v;
 }
 
-bool reduces(StepKind k) { return k == StepKind::ReduceScatter || k == StepKind::AllReduce; }
-bool native_dtype(DType t) { return t != DType::F16 && t != DType::BF16; }
+bool reduces(StepKind k) {
+  return k == StepKind::ReduceScatter || k == StepKind::AllReduce;
+}
+bool native_dtype(DType t) {
+  return t != DType::F16 && t != DType::BF16;
+}
 
 // Expected counts for this rank's plan of (from -> to, dt).
 CollectiveCounts expected(const DistLayout& from, const DistLayout& to, DType dt, bool native) {
@@ -65,12 +70,23 @@ CollectiveCounts expected(const DistLayout& from, const DistLayout& to, DType dt
       continue;
     }
     switch (s.kind) {
-      case StepKind::AllGather: ++c.all_gather; break;
-      case StepKind::AllToAll: ++c.all_to_all; break;
-      case StepKind::ReduceScatter: ++c.reduce_scatter; break;
-      case StepKind::AllReduce: ++c.all_reduce; break;
-      case StepKind::Broadcast: ++c.broadcast; break;
-      default: break;
+      case StepKind::AllGather:
+        ++c.all_gather;
+        break;
+      case StepKind::AllToAll:
+        ++c.all_to_all;
+        break;
+      case StepKind::ReduceScatter:
+        ++c.reduce_scatter;
+        break;
+      case StepKind::AllReduce:
+        ++c.all_reduce;
+        break;
+      case StepKind::Broadcast:
+        ++c.broadcast;
+        break;
+      default:
+        break;
     }
   }
   return c;
@@ -109,12 +125,16 @@ TEST_P(NativeCollectives, EveryCollectiveStepRunsNativelyAndMatches) {
     tr.set_native_collectives(native);
     for (const auto& c : cases()) {
       // u8 sums wrap (MPI modulo 256, the defaults saturate): only max reductions for u8.
-      if (dt == DType::U8 && c.from.layout().terms() > 1 && c.from.layout().reduce_op() != ReduceOp::Max) continue;
+      if (dt == DType::U8 && c.from.layout().terms() > 1 &&
+          c.from.layout().reduce_op() != ReduceOp::Max)
+        continue;
       const CollectiveCounts before = tr.collective_counts();
-      EXPECT_EQ(test::check_redistribute(c.from, c.to, dt), "") << c.name << (native ? " native" : " exchange");
+      EXPECT_EQ(test::check_redistribute(c.from, c.to, dt), "")
+          << c.name << (native ? " native" : " exchange");
       const CollectiveCounts want = expected(c.from, c.to, dt, native);
       EXPECT_EQ(text(minus(tr.collective_counts(), before)), text(want))
-          << c.name << (native ? " native" : " exchange") << ": " << to_string(c.from) << " -> " << to_string(c.to);
+          << c.name << (native ? " native" : " exchange") << ": " << to_string(c.from) << " -> "
+          << to_string(c.to);
       auto plan = cached_plan_rank(PlanRequest{c.from, c.to, dt}, rt().rank());
       for (const Step& s : plan->steps)
         if (is_collective(s.kind) && s.group.size() > 1) seen.insert(s.kind);
@@ -123,15 +143,15 @@ TEST_P(NativeCollectives, EveryCollectiveStepRunsNativelyAndMatches) {
   // The cases cover every collective kind (on rank 0, which takes part in all of them; u8 has no
   // reduce-scatter case).
   if (rt().rank() == 0 && dt != DType::U8) {
-    for (StepKind k : {StepKind::AllGather, StepKind::AllToAll, StepKind::ReduceScatter, StepKind::AllReduce,
-                       StepKind::Broadcast})
+    for (StepKind k : {StepKind::AllGather, StepKind::AllToAll, StepKind::ReduceScatter,
+                       StepKind::AllReduce, StepKind::Broadcast})
       EXPECT_TRUE(seen.count(k)) << "no case planned a " << to_string(k);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, NativeCollectives,
-                         ::testing::Values(DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::BF16,
-                                           DType::F16),
+                         ::testing::Values(DType::F32, DType::F64, DType::I32, DType::I64,
+                                           DType::U8, DType::BF16, DType::F16),
                          [](const auto& i) { return std::string(to_string(i.param)); });
 
 // Sub-communicators are created once per group and reused.

@@ -12,7 +12,9 @@ namespace {
 
 using test::rt;
 
-Mesh world() { return parse_mesh("gpu=" + std::to_string(rt().size())); }
+Mesh world() {
+  return parse_mesh("gpu=" + std::to_string(rt().size()));
+}
 
 DistLayout placed(const std::vector<std::int64_t>& shape, const Mesh& m, const char* p) {
   auto pl = parse_placements(p);
@@ -29,7 +31,8 @@ TEST(Wrap, PointerAliasesCallerMemory) {
   std::vector<double> mine = source_values(l);
   auto t = DistTensor::wrap(l, mine.data(), mine.size());
   ASSERT_EQ(t.local_bytes().size(), mine.size() * sizeof(double));
-  EXPECT_EQ(static_cast<const void*>(t.local_bytes().data()), static_cast<const void*>(mine.data()));
+  EXPECT_EQ(static_cast<const void*>(t.local_bytes().data()),
+            static_cast<const void*>(mine.data()));
   // Writes go both ways.
   mine[0] = -7;
   EXPECT_EQ(t.local_as<double>()[0], -7.0);
@@ -41,7 +44,8 @@ TEST(Wrap, ByValueCopies) {
   DistLayout l = placed({8, 6}, world(), "S(0)");
   std::vector<double> mine = source_values(l);
   auto t = DistTensor::wrap(l, std::span<const double>(mine));
-  EXPECT_NE(static_cast<const void*>(t.local_bytes().data()), static_cast<const void*>(mine.data()));
+  EXPECT_NE(static_cast<const void*>(t.local_bytes().data()),
+            static_cast<const void*>(mine.data()));
   mine[0] = -7;
   EXPECT_NE(t.local_as<double>()[0], -7.0);
 }
@@ -65,16 +69,20 @@ TEST(Wrap, RedistributeNeverModifiesCallerMemory) {
       std::vector<double> want = reference_destination(from, to).at(rt().rank());
       EXPECT_EQ(test::compare_local(r, want), "") << a << " -> " << b << " " << to_string(dt);
       HostTensor g = t.gather_all();
-      for (std::int64_t i = 0; i < g.elements(); ++i) ASSERT_EQ(g.get(i), static_cast<double>(i)) << a;
-      EXPECT_EQ(mem, before) << "caller memory changed: " << a << " -> " << b << " " << to_string(dt);
-      EXPECT_EQ(static_cast<const void*>(t.local_bytes().data()), static_cast<const void*>(mem.data()));
+      for (std::int64_t i = 0; i < g.elements(); ++i)
+        ASSERT_EQ(g.get(i), static_cast<double>(i)) << a;
+      EXPECT_EQ(mem, before) << "caller memory changed: " << a << " -> " << b << " "
+                             << to_string(dt);
+      EXPECT_EQ(static_cast<const void*>(t.local_bytes().data()),
+                static_cast<const void*>(mem.data()));
     }
   }
 }
 
 TEST(Wrap, WrongSizeFailsOnEveryRank) {
   DistLayout l = placed({8, 4}, world(), "S(0)");
-  std::vector<float> mine(static_cast<std::size_t>(l.local_elements()) + (rt().rank() == 1 ? 1 : 0));
+  std::vector<float> mine(static_cast<std::size_t>(l.local_elements()) +
+                          (rt().rank() == 1 ? 1 : 0));
   std::string e;
   try {
     (void)DistTensor::wrap(l, mine.data(), mine.size());
@@ -85,7 +93,8 @@ TEST(Wrap, WrongSizeFailsOnEveryRank) {
   // A null pointer with bytes.
   e.clear();
   try {
-    (void)DistTensor::wrap(l, DType::F32, rt().rank() == 0 ? nullptr : static_cast<void*>(mine.data()),
+    (void)DistTensor::wrap(l, DType::F32,
+                           rt().rank() == 0 ? nullptr : static_cast<void*>(mine.data()),
                            static_cast<std::size_t>(l.local_elements()) * 4);
   } catch (const Error& x) {
     e = x.what();
@@ -98,7 +107,8 @@ TEST(Wrap, RanksOutsideTheMeshPassNothing) {
   Mesh m({{"g", 1}}, {0});
   DistLayout l = placed({3, 2}, m, "R");
   std::vector<double> x{0, 1, 2, 3, 4, 5};
-  auto t = rt().rank() == 0 ? DistTensor::wrap(l, x.data(), x.size()) : DistTensor::wrap(l, DType::F64, nullptr, 0);
+  auto t = rt().rank() == 0 ? DistTensor::wrap(l, x.data(), x.size())
+                            : DistTensor::wrap(l, DType::F64, nullptr, 0);
   HostTensor g = t.gather_all();
   EXPECT_EQ(g.as<double>()[5], 5.0);
 }
