@@ -231,7 +231,9 @@ Runtime& Runtime::current() {
   return *g_current;
 }
 
-bool Runtime::failed() const { return transport_ && transport_->failed(); }
+bool Runtime::failed() const {
+  return (transport_ && transport_->failed()) || (backend_ && backend_->failed());
+}
 
 void Runtime::barrier() { transport_->barrier("barrier"); }
 
@@ -239,17 +241,23 @@ void Runtime::agree(std::string_view what, const std::string& local_error, std::
                     std::string_view description) {
   // max over ranks of: (size - rank) for failing ranks (-> the lowest failing rank), the
   // fingerprint, and its complement (-> the minimum fingerprint).
-  std::uint64_t v[3] = {local_error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp};
+  // A failed backend (aborted NCCL communicators) joins the agreement with an error, so every
+  // rank raises at once instead of waiting for the dead backend.
+  std::string error = local_error;
+  if (error.empty() && backend_ && backend_->failed())
+    error = "rank " + std::to_string(rank_) + ": the " + std::string(backend_->name()) +
+            " backend failed earlier (NCCL error or timeout); the runtime cannot be used any more";
+  std::uint64_t v[3] = {error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp};
   transport_->allreduce_max(v, std::string(what) + " (agreement)");
   if (v[0] != 0) {
     const int bad = size_ - static_cast<int>(v[0]);
-    std::uint64_t len = bad == rank_ ? local_error.size() : 0;
+    std::uint64_t len = bad == rank_ ? error.size() : 0;
     transport_->broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&len, 1)), bad, what);
     std::string msg(static_cast<std::size_t>(len), '\0');
-    if (bad == rank_) msg = local_error;
+    if (bad == rank_) msg = error;
     transport_->broadcast(std::as_writable_bytes(std::span<char>(msg.data(), msg.size())), bad, what);
-    if (!local_error.empty() && bad != rank_)
-      fail(std::string(what) + ": " + local_error + " (rank " + std::to_string(rank_) + "; lowest failing rank " +
+    if (!error.empty() && bad != rank_)
+      fail(std::string(what) + ": " + error + " (rank " + std::to_string(rank_) + "; lowest failing rank " +
            std::to_string(bad) + ")");
     fail(std::string(what) + ": " + msg + " (reported by rank " + std::to_string(bad) + ")");
   }

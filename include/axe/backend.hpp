@@ -94,6 +94,10 @@ class Backend {
   // Waits until every execute_async issued on this rank has completed (host-visible); rethrows
   // their errors as axe::Error. Default: nothing pending.
   virtual void synchronize() {}
+  // True once the backend is unusable (the CUDA backend: NCCL reported an error or timed out and
+  // its communicators were aborted). Runtime::failed() includes it, so ~Runtime ends the job with
+  // MPI_Abort instead of waiting in MPI_Finalize on a peer that may be dead. Default: never.
+  virtual bool failed() const { return false; }
 
   // A Buffer over caller-owned memory (DistTensor::wrap over a pointer), which the backend reads
   // and writes in place and never frees: host memory for "host". Default: axe::Error (the backend

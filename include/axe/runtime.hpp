@@ -14,7 +14,9 @@
 //     auto r = t.redistribute({axe::Replicate(), axe::Replicate()});   // all-gather
 //   }                                               // ~Runtime finalizes MPI
 //
-// After a timeout the runtime is unusable (failed() is true): later operations throw at once,
+// After a timeout of the MPI transport, or a failure of the backend (Backend::failed(): NCCL
+// error or timeout, communicators aborted), the runtime is unusable (failed() is true): later
+// operations throw at once (on every rank: a failed backend reports itself in agree()),
 // and the destructor does not call MPI_Finalize (it could wait on the dead peer) but ends the job
 // with MPI_Abort(1) (only when this Runtime initialised MPI), so the launcher stops every rank.
 #pragma once

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,22 @@ int device_count() {
 void* device_pointer(Buffer& b) { return b.device_data(); }
 const void* device_pointer(const Buffer& b) { return const_cast<Buffer&>(b).device_data(); }
 
+std::string pointer_text(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+std::string memory_type_text(cudaMemoryType t) {
+  switch (t) {
+    case cudaMemoryTypeUnregistered: return "unregistered host memory";
+    case cudaMemoryTypeHost: return "pinned host memory";
+    case cudaMemoryTypeDevice: return "device memory";
+    case cudaMemoryTypeManaged: return "managed memory";
+  }
+  return "memory of unknown type";
+}
+
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(Runtime& rt) : rt_(rt) {
@@ -58,11 +75,13 @@ class CudaBackend : public Backend {
     device_ = rt.local_rank() % n;
     AXE_CUDA_CHECK(cudaSetDevice(device_));
     AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   }
   ~CudaBackend() override {
     cudaSetDevice(device_);
     executor_.reset();  // waits for its stream, frees staging
     comm_.reset();      // finalizes (or aborts after a failure) every communicator
+    if (done_) cudaEventDestroy(done_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -81,7 +100,7 @@ class CudaBackend : public Backend {
     if (!d) fail("cuda backend: copy_from_host into a buffer that is not in device memory");
     AXE_CUDA_CHECK(cudaSetDevice(device_));
     AXE_CUDA_CHECK(cudaMemcpyAsync(d, src.data(), src.size(), cudaMemcpyHostToDevice, stream_));
-    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    wait_stream("cuda backend: copy_from_host");
   }
 
   void copy_to_host(const Buffer& src, std::span<std::byte> dst) override {
@@ -93,13 +112,23 @@ class CudaBackend : public Backend {
     if (!s) fail("cuda backend: copy_to_host from a buffer that is not in device memory");
     AXE_CUDA_CHECK(cudaSetDevice(device_));
     AXE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), s, dst.size(), cudaMemcpyDeviceToHost, stream_));
-    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    wait_stream("cuda backend: copy_to_host");
   }
 
+  // Synchronous: enqueue, then wait (bounded, NCCL errors polled).
   void execute(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
+    execute_async(plan, src, dst);
+    synchronize();
+  }
+
+  // Host work first (checks, plan preparation, one bounded MPI agreement, communicator splits
+  // for a freshly prepared plan), then every step enqueued on stream_; no wait on the device.
+  void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
     const std::int64_t es = size_of(plan.dtype);
     std::string err;
-    if (plan.buffers.empty())
+    if (comm_ && comm_->failed())
+      err = "rank " + std::to_string(rt_.rank()) + ": NCCL failed earlier (communicators aborted)";
+    else if (plan.buffers.empty())
       err = "rank " + std::to_string(rt_.rank()) + ": the plan has no buffers";
     else if (static_cast<std::int64_t>(src.bytes()) != plan.buffers.front() * es)
       err = "rank " + std::to_string(rt_.rank()) + ": source buffer has " + std::to_string(src.bytes()) +
@@ -142,13 +171,49 @@ class CudaBackend : public Backend {
     }
     if (v[1] != 0) executor_->connect(plan);
     executor_->execute(plan, device_pointer(src), device_pointer(dst));
-    executor_->synchronize();
   }
 
+  // Everything enqueued on stream_ (plans, copies, memsets) has completed. With a communicator,
+  // the wait polls NCCL and is bounded by AXE_TIMEOUT_S (NcclComm::wait: error or timeout ->
+  // every communicator aborted, axe::Error; failed() is true from then on).
+  void synchronize() override { wait_stream("cuda backend: synchronize"); }
+
+  // Caller device memory on this backend's GPU, aliased (never freed).
+  std::shared_ptr<Buffer> wrap_memory(void* data, std::size_t bytes) override {
+    if (bytes == 0) return std::make_shared<CudaView>(nullptr, 0, device_);
+    cudaPointerAttributes a{};
+    const cudaError_t e = cudaPointerGetAttributes(&a, data);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      fail("cuda backend: cannot wrap caller memory at " + pointer_text(data) +
+           ": cudaPointerGetAttributes failed: " + cudaGetErrorString(e));
+    }
+    if (a.type != cudaMemoryTypeDevice)
+      fail("cuda backend: caller memory at " + pointer_text(data) + " is " + memory_type_text(a.type) +
+           ", not device memory: DistTensor::wrap over a pointer needs cudaMalloc'd memory on device " +
+           std::to_string(device_) + " (wrap host data by value instead)");
+    if (a.device != device_)
+      fail("cuda backend: caller memory at " + pointer_text(data) + " is on device " + std::to_string(a.device) +
+           ", this rank's backend uses device " + std::to_string(device_));
+    return std::make_shared<CudaView>(data, bytes, device_);
+  }
+
+  bool failed() const override { return comm_ && comm_->failed(); }
+
  private:
+  // Waits for all of stream_: through NcclComm::wait (bounded, NCCL errors polled) once the
+  // communicator exists, else a plain event wait (only copies and memsets can be pending then).
+  void wait_stream(const char* what) {
+    AXE_CUDA_CHECK(cudaSetDevice(device_));
+    AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
+    if (comm_) comm_->wait(done_, what);
+    else AXE_CUDA_CHECK(cudaEventSynchronize(done_));
+  }
+
   Runtime& rt_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
   std::unique_ptr<NcclComm> comm_;
   std::unique_ptr<CudaExecutor> executor_;
 };

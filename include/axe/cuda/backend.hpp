@@ -6,16 +6,21 @@
 // the first execute() builds the NcclComm from the runtime's MPI communicator (the NCCL unique id
 // broadcast over MPI, world rank = MPI rank) and a CudaExecutor on that stream.
 //
-// execute(plan, src, dst):
+// execute_async(plan, src, dst) (what DistTensor::redistribute calls):
 //   1. prepares this rank's part of the plan (cached; shape checks) and agrees with every world
 //      rank, in one bounded MPI all-reduce, whether any rank failed to (-> axe::Error on every
 //      rank, naming the lowest failing rank) and whether any rank prepared it afresh (-> every
 //      rank splits the plan's sub-communicators together, so per-rank caches can never
 //      deadlock ncclCommSplit);
-//   2. enqueues every step on the stream (no host synchronisation on the data path);
-//   3. waits once, polling NCCL for asynchronous errors, bounded by AXE_TIMEOUT_S: a timeout or a
-//      peer failure aborts the communicators and throws axe::Error.
-// copy_from_host / copy_to_host: cudaMemcpyAsync on the same stream, then a stream wait.
+//   2. enqueues every step on the stream and returns (no host synchronisation on the data path).
+// synchronize(): waits for everything on the stream, polling NCCL for asynchronous errors,
+//   bounded by AXE_TIMEOUT_S (NcclComm::wait): a timeout or an NCCL error aborts the
+//   communicators and throws axe::Error; failed() is then true, so every later agreement fails
+//   on every rank and ~Runtime ends the job with MPI_Abort. execute() = execute_async +
+//   synchronize.
+// copy_from_host / copy_to_host: cudaMemcpyAsync on the same stream, then the same bounded wait.
+// wrap_memory(p, n): a CudaView over p after cudaPointerGetAttributes says it is device memory of
+//   this rank's GPU (host, pinned or managed memory, or another GPU: axe::Error naming it).
 //
 // Example (2 processes, 2 GPUs): AXE_BACKEND=cuda mpirun -np 2 ./app
 //   axe::Runtime rt;                 // rt.backend().name() == "cuda", rank k on GPU k
@@ -48,6 +53,22 @@ class CudaBuffer : public Buffer {
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   int device_ = 0;
+};
+
+// Caller-owned device memory (DistTensor::wrap over a device pointer, Backend::wrap_memory): the
+// buffer aliases it and never frees it.
+class CudaView : public Buffer {
+ public:
+  CudaView(void* data, std::size_t bytes, int device)
+      : data_(data), bytes_(bytes), device_(device) {}
+  std::size_t bytes() const override { return bytes_; }
+  void* device_data() override { return data_; }
+  int device() const { return device_; }
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+  int device_;
 };
 
 // Registers BackendEntry "cuda" (called once by the Runtime when the backend is built in).
