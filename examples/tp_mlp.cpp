@@ -70,12 +70,8 @@ Step reference(const Mat& x, const Mat& t, Mat w1, Mat w2, std::int64_t B, std::
   return s;
 }
 
-Mat as_mat(const axe::DistTensor& t) {
-  auto b = t.local_bytes();
-  Mat m(b.size() / sizeof(double));
-  if (!m.empty()) std::memcpy(m.data(), b.data(), b.size());
-  return m;
-}
+// This rank's shard on the host (the local buffer may be device memory: AXE_BACKEND=cuda).
+Mat as_mat(const axe::DistTensor& t) { return t.to_host_as<double>(); }
 
 }  // namespace
 
@@ -149,9 +145,9 @@ int main(int argc, char** argv) {
 
     // SGD update on the local shards.
     auto upd = [&](axe::DistTensor& w, const axe::DistTensor& dw) {
-      auto wl = w.local_as<double>();
-      Mat d = as_mat(dw);
+      Mat wl = as_mat(w), d = as_mat(dw);
       for (std::size_t i = 0; i < wl.size(); ++i) wl[i] -= lr * d[i];
+      w.from_host(std::span<const double>(wl));
     };
     upd(W1, dW1);
     upd(W2, dW2);

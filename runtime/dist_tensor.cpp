@@ -246,7 +246,8 @@ DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout
         store_element(dt, dst, pad);
         continue;
       }
-      // Padded row-major index -> logical coordinate -> global row-major index.
+      // Padded row-major index -> padded coordinate -> logical coordinate (nested uneven dims
+      // put padding inside a dim, not only at its end) -> global row-major index.
       std::int64_t x = pre->index, gi = 0, place = 1;
       bool inside = true;
       std::vector<std::int64_t> coord(padded.size());
@@ -255,8 +256,10 @@ DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout
         x /= padded[d];
       }
       for (std::size_t d = shape.size(); d-- > 0;) {
-        inside = inside && coord[d] < shape[d];
-        gi += coord[d] * place;
+        const auto logical = layout.logical_index(d, coord[d]);
+        inside = inside && logical.has_value();
+        if (!inside) break;
+        gi += *logical * place;
         place *= shape[d];
       }
       if (!inside) {
@@ -376,10 +379,33 @@ void DistTensor::synchronize() const {
   pending_.reset();
 }
 
+namespace {
+std::string device_bytes_error(const Buffer& b) {
+  return "DistTensor::local_bytes / local_as: the local buffer (" + std::to_string(b.bytes()) +
+         " bytes) is not host-addressable (device memory); copy it with to_host() / from_host()";
+}
+}  // namespace
+
+std::vector<std::byte> DistTensor::to_host() const {
+  synchronize();
+  std::vector<std::byte> h(buffer_->bytes());
+  runtime().backend().copy_to_host(*buffer_, h);
+  return h;
+}
+
+void DistTensor::from_host(std::span<const std::byte> bytes) {
+  synchronize();
+  if (bytes.size() != buffer_->bytes())
+    fail("DistTensor::from_host: rank " + std::to_string(runtime().rank()) + " passed " +
+         std::to_string(bytes.size()) + " bytes, the local buffer of layout '" + to_string(layout_) + "' has " +
+         std::to_string(buffer_->bytes()));
+  runtime().backend().copy_from_host(bytes, *buffer_);
+}
+
 std::span<std::byte> DistTensor::local_bytes() {
   synchronize();
   std::byte* p = buffer_->host_data();
-  if (!p && buffer_->bytes()) fail("DistTensor::local_bytes: the local buffer is in device memory; use copy_to_host");
+  if (!p && buffer_->bytes()) fail(device_bytes_error(*buffer_));
   return {p, buffer_->bytes()};
 }
 
@@ -387,7 +413,7 @@ std::span<const std::byte> DistTensor::local_bytes() const {
   synchronize();
   const Buffer& b = *buffer_;
   const std::byte* p = b.host_data();
-  if (!p && b.bytes()) fail("DistTensor::local_bytes: the local buffer is in device memory; use copy_to_host");
+  if (!p && b.bytes()) fail(device_bytes_error(b));
   return {p, b.bytes()};
 }
 

@@ -176,8 +176,35 @@ class DistTensor {
   // Waits for this rank's pending redistributions (Backend::synchronize) and releases what the
   // tensor kept alive for them. Local (not collective); a no-op on the host backend.
   void synchronize() const;
+  // Storage layout and what this rank holds; bytes is empty when the buffer is not
+  // host-addressable (the CUDA backend): read it with to_host().
   LocalView local() const;
-  // Host bytes of the local buffer (host backend); throws axe::Error on a device buffer.
+
+  // Host copies of this rank's local buffer, on every backend (the portable way to read or write
+  // a shard): to_host() synchronizes, then copies the buffer (storage order, padding included)
+  // through Backend::copy_to_host; from_host() synchronizes, then overwrites the buffer with
+  // exactly buffer().bytes() bytes (axe::Error naming both sizes otherwise). Local, not
+  // collective. Example (cuda backend, 8x6 f64, S(0) on gpu=2): t.to_host().size() == 192 and
+  // t.to_host_as<double>()[0] is row 0 (rank 0) or row 4 (rank 1), column 0.
+  std::vector<std::byte> to_host() const;
+  template <class T>
+  std::vector<T> to_host_as() const {
+    if (dtype_of<T>() != dtype_) fail("DistTensor::to_host_as: tensor dtype is " + std::string(to_string(dtype_)));
+    std::vector<std::byte> b = to_host();
+    std::vector<T> v(b.size() / sizeof(T));
+    if (!b.empty()) std::memcpy(v.data(), b.data(), b.size());
+    return v;
+  }
+  void from_host(std::span<const std::byte> bytes);
+  template <class T>
+  void from_host(std::span<const T> values) {
+    if (dtype_of<T>() != dtype_) fail("DistTensor::from_host: tensor dtype is " + std::string(to_string(dtype_)));
+    from_host(std::as_bytes(values));
+  }
+
+  // In-place host access to the local buffer, for host-addressable buffers only (the host
+  // backend, or caller host memory): synchronizes, then returns the bytes themselves (writes land
+  // in the tensor). On a device buffer (the CUDA backend) axe::Error: use to_host / from_host.
   std::span<std::byte> local_bytes();
   std::span<const std::byte> local_bytes() const;
   template <class T>

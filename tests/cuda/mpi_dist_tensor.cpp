@@ -5,7 +5,9 @@
 // (the destination layout applied to the global tensor, rounded through the dtype); the source
 // must be unchanged. Cases cover the native NCCL collectives, their uneven (v) variants, a
 // broadcast, all-to-all, local slices, scatter / gather through one rank, cross-mesh moves and a
-// plan in which some ranks are outside both meshes.
+// plan in which some ranks are outside both meshes. Then the backend's contract: chained
+// asynchronous redistributes, to_host / from_host, wrap over caller device memory, and host
+// memory refused by wrap.
 // Exit code: 0 on every rank when all pass, 1 when any fails, 77 (CTest SKIP_RETURN_CODE) with
 // "skipped: ..." when there are fewer GPUs than ranks (NCCL needs one GPU per rank).
 //   AXE_TIMEOUT_S=60 mpirun -np 2 axe_cuda_dist_tensor_test
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "axe/dist_tensor.hpp"
+#include "axe/error.hpp"
 #include "axe/runtime.hpp"
 #include "axe/simulate.hpp"
 
@@ -83,6 +86,95 @@ std::string kinds(const PlanRequest& r) {
   for (std::size_t i = 0; i < p.kinds.size(); ++i)
     s += (i ? "," : "") + std::string(to_string(p.kinds[i])) + (p.equal_blocks[i] ? "" : "(v)");
   return s.empty() ? "none" : s;
+}
+
+HostTensor iota(std::vector<std::int64_t> shape, DType dt = DType::F64) {
+  HostTensor h(std::move(shape), dt);
+  for (std::int64_t i = 0; i < h.elements(); ++i) h.set(i, static_cast<double>(i));
+  return h;
+}
+
+std::string rank_text() { return "rank " + std::to_string(Runtime::current().rank()) + ": "; }
+
+// Plans enqueued back to back, each reading the previous result, with no host wait in between.
+std::string async_chain(const Mesh& m) {
+  HostTensor x = iota({64, 96});
+  auto a = DistTensor::from_global(x, m, {Shard(0)});
+  auto r = a.redistribute({Replicate()}).redistribute({Shard(1)}).redistribute({Partial()}).redistribute(
+      {Replicate()});
+  HostTensor g = r.gather_all();
+  if (g.data != x.data) return rank_text() + "the chained result differs from the global tensor";
+  std::vector<double> mine = r.to_host_as<double>();
+  if (mine.size() != static_cast<std::size_t>(x.elements())) return rank_text() + "to_host_as size";
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    if (mine[i] != static_cast<double>(i)) return rank_text() + "to_host_as slot " + std::to_string(i);
+  return "";
+}
+
+std::string host_copies(const Mesh& m) {
+  auto t = DistTensor::from_global(iota({16, 8}), m, {Shard(0)});
+  std::vector<double> v = t.to_host_as<double>();
+  for (auto& e : v) e = -e - 1;
+  t.from_host(std::span<const double>(v));
+  if (t.to_host_as<double>() != v) return rank_text() + "from_host then to_host differs";
+  HostTensor g = t.gather_all();
+  for (std::int64_t i = 0; i < g.elements(); ++i)
+    if (g.get(i) != -static_cast<double>(i) - 1) return rank_text() + "gather after from_host, element " + std::to_string(i);
+  std::string e;
+  try {
+    (void)t.local_bytes();
+  } catch (const Error& x) {
+    e = x.what();
+  }
+  if (e.find("to_host") == std::string::npos) return rank_text() + "local_bytes on a device buffer: '" + e + "'";
+  e.clear();
+  try {
+    std::vector<double> short_v(v.size() + 1);
+    t.from_host(std::span<const double>(short_v));
+  } catch (const Error& x) {
+    e = x.what();
+  }
+  if (e.find("from_host") == std::string::npos) return rank_text() + "from_host of a wrong size: '" + e + "'";
+  return "";
+}
+
+std::string wrap_device(const Mesh& m, int gpus) {
+  Runtime& rt = Runtime::current();
+  const DistLayout from = shard({32, 24}, m, {Shard(0)});
+  std::vector<double> v = fill_source(from, rt.rank());
+  const std::size_t bytes = v.size() * sizeof(double);
+  if (cudaSetDevice(rt.local_rank() % gpus) != cudaSuccess) return rank_text() + "cudaSetDevice";
+  void* d = nullptr;
+  if (cudaMalloc(&d, bytes) != cudaSuccess) return rank_text() + "cudaMalloc";
+  std::string err;
+  cudaMemcpy(d, v.data(), bytes, cudaMemcpyHostToDevice);
+  {
+    auto t = DistTensor::wrap(from, DType::F64, d, bytes);
+    if (const_cast<Buffer&>(t.buffer()).device_data() != d) err = rank_text() + "the tensor does not alias the pointer";
+    for (const auto& to : {shard({32, 24}, m, {Replicate()}), shard({32, 24}, m, {Shard(1)})}) {
+      auto r = t.redistribute(to);
+      std::vector<double> want = reference_destination(from, to).at(rt.rank());
+      if (err.empty() && r.to_host_as<double>() != want) err = rank_text() + "redistribute from wrapped memory";
+    }
+    std::vector<double> now(v.size());
+    cudaMemcpy(now.data(), d, bytes, cudaMemcpyDeviceToHost);
+    if (err.empty() && now != v) err = rank_text() + "the caller's device memory changed";
+  }
+  cudaFree(d);
+  return err;
+}
+
+std::string wrap_host_fails(const Mesh& m) {
+  const DistLayout l = shard({32, 24}, m, {Shard(0)});
+  std::vector<double> v = fill_source(l, Runtime::current().rank());
+  std::string e;
+  try {
+    (void)DistTensor::wrap(l, v.data(), v.size());
+  } catch (const Error& x) {
+    e = x.what();
+  }
+  if (e.find("not device memory") == std::string::npos) return rank_text() + "wrap over host memory: '" + e + "'";
+  return "";
 }
 
 }  // namespace
@@ -163,6 +255,31 @@ int main(int argc, char** argv) {
       if (rank == 0) std::printf("%-52s %-28s %s\n", c.name.c_str(), what.c_str(), any ? "FAILED" : "OK");
       failures += any;
       if (rt.failed()) break;
+    }
+    // The backend's own contract (backend.hpp, axe/cuda/backend.hpp): execute_async chains,
+    // to_host / from_host on device buffers, wrap_memory over caller device memory, and host
+    // memory refused with a clear error.
+    const std::vector<std::pair<std::string, std::function<std::string()>>> contract = {
+        {"async chain S0->R->S1->P->R without synchronizing", [&] { return async_chain(m); }},
+        {"to_host / from_host on a device buffer", [&] { return host_copies(m); }},
+        {"wrap over caller device memory (aliased, never written)", [&] { return wrap_device(m, gpus); }},
+        {"wrap over host memory is a clear error", [&] { return wrap_host_fails(m); }},
+        {"backend not failed after all of the above", [&] { return rt.failed() ? "rt.failed()" : ""; }},
+    };
+    for (const auto& [name, run] : contract) {
+      if (rt.failed()) break;
+      ++cases;
+      std::string err;
+      try {
+        err = run();
+      } catch (const std::exception& e) {
+        err = std::string("rank ") + std::to_string(rank) + ": " + e.what();
+      }
+      int bad = err.empty() ? 0 : 1, any = 0;
+      if (!err.empty()) std::fprintf(stderr, "[rank %d] %s: %s\n", rank, name.c_str(), err.c_str());
+      MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (rank == 0) std::printf("%-81s %s\n", name.c_str(), any ? "FAILED" : "OK");
+      failures += any;
     }
     if (rt.failed()) {
       std::fprintf(stderr, "[rank %d] the runtime failed (timeout); exiting without MPI_Finalize\n", rank);

@@ -114,6 +114,12 @@ TEST_F(Async, EveryHostReadSynchronizes) {
   read("local_as", [](DistTensor& r) { (void)r.local_as<double>(); });
   read("local_bytes", [](DistTensor& r) { (void)r.local_bytes(); });
   read("local", [](DistTensor& r) { (void)r.local(); });
+  read("to_host", [](DistTensor& r) { (void)r.to_host(); });
+  read("to_host_as", [](DistTensor& r) { (void)r.to_host_as<double>(); });
+  read("from_host", [](DistTensor& r) {
+    const std::vector<std::byte> zeros(r.buffer().bytes());  // buffer() does not synchronize
+    r.from_host(std::span<const std::byte>(zeros));
+  });
   read("visualize", [](DistTensor& r) { (void)r.visualize(); });
   read("synchronize", [](DistTensor& r) { r.synchronize(); });
   read("gather", [&](DistTensor& r) {

@@ -27,13 +27,13 @@ Mesh world() { return parse_mesh("gpu=" + std::to_string(rt().size())); }
 TEST(Errors, FingerprintMismatchFailsOnEveryRank) {
   Mesh m = world();
   DistTensor t = test::source_tensor(s0(m), DType::F64);
-  std::vector<std::byte> before(t.local_bytes().begin(), t.local_bytes().end());
+  const std::vector<std::byte> before = t.to_host();
   // Rank 0 asks for a different destination than the others.
   DistLayout to = rt().rank() == 0 ? shard({8, 4}, m, {Shard(1)}) : shard({8, 4}, m, {Replicate()});
   std::string e = error_of([&] { (void)t.redistribute(to); });
   EXPECT_NE(e.find("disagree"), std::string::npos) << e;
   EXPECT_NE(e.find("S[("), std::string::npos) << "names this rank's request: " << e;
-  EXPECT_TRUE(std::equal(before.begin(), before.end(), t.local_bytes().begin(), t.local_bytes().end()));
+  EXPECT_EQ(t.to_host(), before);
   // Still usable.
   EXPECT_EQ(test::check_redistribute(s0(m), shard({8, 4}, m, {Replicate()}), DType::F64), "");
 }
@@ -67,10 +67,10 @@ TEST(Errors, MeshLargerThanWorldFails) {
 TEST(Errors, ImpossiblePartialDestinationFails) {
   Mesh m = world();
   DistTensor t = test::source_tensor(shard({8, 4}, m, {Partial(ReduceOp::Max)}), DType::F64);
-  std::vector<std::byte> before(t.local_bytes().begin(), t.local_bytes().end());
+  const std::vector<std::byte> before = t.to_host();
   std::string e = error_of([&] { (void)t.redistribute({Partial(ReduceOp::Sum)}); });
   EXPECT_FALSE(e.empty());
-  EXPECT_TRUE(std::equal(before.begin(), before.end(), t.local_bytes().begin(), t.local_bytes().end()));
+  EXPECT_EQ(t.to_host(), before);
 }
 
 TEST(Errors, ShapeMismatchFails) {

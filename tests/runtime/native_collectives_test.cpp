@@ -118,6 +118,7 @@ class NativeCollectives : public ::testing::TestWithParam<DType> {
 // call of its kind (f16/bf16 reductions use the exchange defaults), and the destination equals
 // the global tensor; with them off, the same bytes come from the defaults.
 TEST_P(NativeCollectives, EveryCollectiveStepRunsNativelyAndMatches) {
+  AXE_SKIP_UNLESS_HOST_BACKEND("counts the MPI transport's native collectives");
   const DType dt = GetParam();
   MpiTransport& tr = rt().transport();
   std::set<StepKind> seen;
@@ -156,6 +157,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, NativeCollectives,
 
 // Sub-communicators are created once per group and reused.
 TEST(NativeCollectives, SubCommunicatorsAreCached) {
+  AXE_SKIP_UNLESS_HOST_BACKEND("counts the MPI transport's sub-communicators");
   AXE_SKIP_IF_WORLD_SMALLER(4);
   MpiTransport& tr = rt().transport();
   Mesh m = parse_mesh("x=2,y=" + std::to_string(rt().size() / 2));

@@ -23,6 +23,14 @@ inline Runtime& rt() { return Runtime::current(); }
       GTEST_SKIP() << "needs " << (n) << " ranks, the world has " << ::axe::Runtime::current().size(); \
   } while (0)
 
+// A test of the host backend's own machinery (its MPI collectives) is skipped on other backends.
+#define AXE_SKIP_UNLESS_HOST_BACKEND(why)                                                          \
+  do {                                                                                             \
+    if (::axe::Runtime::current().backend().name() != "host")                                      \
+      GTEST_SKIP() << "host backend only (" << (why) << "); this run uses the "                    \
+                   << ::axe::Runtime::current().backend().name() << " backend";                    \
+  } while (0)
+
 inline std::int64_t max_rank(const DistLayout& l) {
   std::int64_t m = 0;
   for (auto r : l.mesh().ranks()) m = std::max(m, r);
@@ -37,9 +45,10 @@ inline DistTensor source_tensor(const DistLayout& l, DType dt) {
   return DistTensor::wrap(l, dt, std::move(b));
 }
 
-// "" when the local buffer equals `want` (NaN = padding: NaN for floats, 0 for integers).
+// "" when the local buffer equals `want` (NaN = padding: NaN for floats, 0 for integers). Reads
+// through to_host(), so it works on every backend.
 inline std::string compare_local(const DistTensor& t, const std::vector<double>& want) {
-  auto bytes = t.local_bytes();
+  const std::vector<std::byte> bytes = t.to_host();
   const std::int64_t es = size_of(t.dtype());
   if (static_cast<std::int64_t>(bytes.size()) != static_cast<std::int64_t>(want.size()) * es)
     return "rank " + std::to_string(rt().rank()) + ": buffer has " + std::to_string(bytes.size() / es) +
@@ -60,12 +69,12 @@ inline std::string compare_local(const DistTensor& t, const std::vector<double>&
 // reference, and that the source is unchanged. Returns "" or the first mismatch.
 inline std::string check_redistribute(const DistLayout& from, const DistLayout& to, DType dt) {
   DistTensor src = source_tensor(from, dt);
-  std::vector<std::byte> before(src.local_bytes().begin(), src.local_bytes().end());
+  const std::vector<std::byte> before = src.to_host();
   DistTensor dst = src.redistribute(to);
   std::vector<double> want;
   if (to.mesh().contains(rt().rank())) want = reference_destination(from, to).at(rt().rank());
   std::string err = compare_local(dst, want);
-  if (err.empty() && !std::equal(before.begin(), before.end(), src.local_bytes().begin(), src.local_bytes().end()))
+  if (err.empty() && before != src.to_host())
     err = "rank " + std::to_string(rt().rank()) + ": the source buffer changed";
   return err.empty() ? "" : err + "\n  request: " + dst.last_plan();
 }
