@@ -118,6 +118,7 @@ class NativeCollectives : public ::testing::TestWithParam<DType> {
 // call of its kind (f16/bf16 reductions use the exchange defaults), and the destination equals
 // the global tensor; with them off, the same bytes come from the defaults.
 TEST_P(NativeCollectives, EveryCollectiveStepRunsNativelyAndMatches) {
+  AXE_SKIP_IF_WORLD_SMALLER(2);
   AXE_SKIP_UNLESS_HOST_BACKEND("counts the MPI transport's native collectives");
   const DType dt = GetParam();
   MpiTransport& tr = rt().transport();
