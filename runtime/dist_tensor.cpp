@@ -137,6 +137,21 @@ std::string layout_text(const DistLayout& l, DType t) { return to_string(l) + " 
 Mesh root_mesh(int root) { return Mesh({{"axe_root", 1}}, {root}); }
 Mesh world_mesh(int size) { return Mesh({{"axe_world", size}}); }
 
+// Allocates `bytes` on this rank's backend before the agreement that precedes every operation:
+// a failure (out of memory) becomes `err`, so the agreement raises it on every rank instead of
+// leaving the other ranks to wait for this one until AXE_TIMEOUT_S.
+std::shared_ptr<Buffer> allocate_before_agreement(Runtime& rt, std::int64_t bytes, std::string_view what,
+                                                  std::string& err) {
+  if (!err.empty()) return nullptr;
+  try {
+    return rt.backend().allocate(static_cast<std::size_t>(bytes));
+  } catch (const std::exception& e) {
+    err = "rank " + std::to_string(rt.rank()) + ": cannot allocate " + std::to_string(bytes) + " bytes for " +
+          std::string(what) + " on the " + std::string(rt.backend().name()) + " backend: " + e.what();
+  }
+  return nullptr;
+}
+
 DistLayout replicated(const std::vector<std::int64_t>& shape, const Mesh& m) {
   std::vector<AxisPlacement> p(m.ndim(), Replicate());
   return shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(p));
@@ -154,12 +169,14 @@ Runtime& DistTensor::runtime() const {
 DistTensor DistTensor::empty(const DistLayout& layout, DType dtype, Runtime& rt) {
   std::string err = check_mesh(layout, rt);
   const std::string text = layout_text(layout, dtype);
+  auto buffer = allocate_before_agreement(rt, err.empty() ? local_count(layout, rt.rank()) * size_of(dtype) : 0,
+                                          "DistTensor::empty", err);
   rt.agree("DistTensor::empty", err, fingerprint(text), text);
   DistTensor t;
   t.rt_ = &rt;
   t.layout_ = layout;
   t.dtype_ = dtype;
-  t.buffer_ = rt.backend().allocate(static_cast<std::size_t>(local_count(layout, rt.rank()) * size_of(dtype)));
+  t.buffer_ = std::move(buffer);
   return t;
 }
 
@@ -221,6 +238,10 @@ DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout
           " bytes, shape " + shape_text(g.shape) + " " + std::string(to_string(g.dtype)) + " needs " +
           std::to_string(g.elements() * size_of(g.dtype));
   const std::string text = layout_text(layout, g.dtype);
+  std::shared_ptr<Buffer> device;
+  if (rt.backend().name() != "host")
+    device = allocate_before_agreement(rt, err.empty() ? local_count(layout, rt.rank()) * size_of(g.dtype) : 0,
+                                       "DistTensor::from_global", err);
   rt.agree("DistTensor::from_global", err, fingerprint(text), text);
 
   const DType dt = g.dtype;
@@ -279,7 +300,7 @@ DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout
   if (rt.backend().name() == "host") {
     t.buffer_ = std::make_shared<HostBuffer>(std::move(local));
   } else {
-    t.buffer_ = rt.backend().allocate(local.size());
+    t.buffer_ = std::move(device);
     rt.backend().copy_from_host(local, *t.buffer_);
   }
   return t;
@@ -349,12 +370,14 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
       err = e.what();
     }
   }
+  auto buffer = allocate_before_agreement(rt, err.empty() ? local_count(to, rt.rank()) * size_of(dtype_) : 0,
+                                          "the destination of DistTensor::redistribute", err);
   rt.agree("DistTensor::redistribute", err, fingerprint(text), text);
   DistTensor t;
   t.rt_ = &rt;
   t.layout_ = to;
   t.dtype_ = dtype_;
-  t.buffer_ = rt.backend().allocate(static_cast<std::size_t>(local_count(to, rt.rank()) * size_of(dtype_)));
+  t.buffer_ = std::move(buffer);
   t.plan_text_ = text;
   if (!plan->buffers.empty()) {
     // The result keeps the source buffer (which the pending work reads) and the plan alive
