@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "axe/cuda/check.hpp"
@@ -68,6 +69,88 @@ std::int64_t elements(const std::vector<Transfer>& boxes) {
 }
 std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
 
+// One contiguous range on both sides: every box of `l` (merged) is a single stride-1 mode and
+// each box continues where the previous one ended, in source and destination alike. Then the
+// whole list is the move of n elements from src_off to dst_off, which NCCL can do in place.
+struct Run {
+  std::int64_t src = 0, dst = 0, n = 0;
+};
+std::optional<Run> contiguous_run(const BoxList& l) {
+  if (l.empty()) return std::nullopt;
+  Run r;
+  bool first = true;
+  for (const auto& b : l.boxes()) {
+    if (b.extents.size() != 1 || b.src_strides[0] != 1 || b.dst_strides[0] != 1) return std::nullopt;
+    if (first) {
+      r = {b.src_offset, b.dst_offset, 0};
+      first = false;
+    } else if (b.src_offset != r.src + r.n || b.dst_offset != r.dst + r.n) {
+      return std::nullopt;
+    }
+    r.n += b.extents[0];
+  }
+  return r;
+}
+
+// The elements of a buffer of `size` elements that no box of `writes` (destination sides) covers,
+// as 1-D boxes (Transfer{{len}, off, {1}, off, {1}}): empty when the writes cover the buffer.
+// nullopt when that is not cheap to know (too many runs or gaps): then the whole buffer is padded.
+// Overlapping writes are fine (the union is computed exactly, run by run).
+std::optional<std::vector<Transfer>> uncovered(std::int64_t size, const std::vector<const Transfer*>& writes) {
+  constexpr std::int64_t kMaxRuns = std::int64_t{1} << 20, kMaxGaps = 4096;
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [begin, end)
+  for (const Transfer* t : writes) {
+    // merge destination modes (extent-1 modes dropped, row-major contiguous modes joined)
+    std::vector<std::int64_t> ext, st;
+    bool empty = false;
+    for (std::size_t k = 0; k < t->extents.size(); ++k) {
+      if (t->extents[k] <= 0) empty = true;
+      if (t->extents[k] == 1) continue;
+      if (!ext.empty() && st.back() == t->dst_strides[k] * t->extents[k]) {
+        ext.back() *= t->extents[k];
+        st.back() = t->dst_strides[k];
+        continue;
+      }
+      ext.push_back(t->extents[k]);
+      st.push_back(t->dst_strides[k]);
+    }
+    if (empty) continue;
+    std::int64_t len = 1;
+    if (!ext.empty() && st.back() == 1) {
+      len = ext.back();
+      ext.pop_back();
+      st.pop_back();
+    }
+    std::int64_t n = 1;
+    for (auto e : ext) n *= e;
+    if (static_cast<std::int64_t>(runs.size()) + n > kMaxRuns) return std::nullopt;
+    std::vector<std::int64_t> idx(ext.size(), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t off = t->dst_offset;
+      for (std::size_t k = 0; k < ext.size(); ++k) off += idx[k] * st[k];
+      runs.push_back({off, off + len});
+      for (std::size_t k = ext.size(); k-- > 0;) {
+        if (++idx[k] < ext[k]) break;
+        idx[k] = 0;
+      }
+    }
+  }
+  std::sort(runs.begin(), runs.end());
+  std::vector<Transfer> gaps;
+  std::int64_t at = 0;
+  auto gap = [&](std::int64_t b, std::int64_t e) {
+    if (e > b) gaps.push_back(Transfer{{e - b}, b, {1}, b, {1}, 0});
+  };
+  for (const auto& [b, e] : runs) {
+    gap(at, std::min(b, size));
+    at = std::max(at, e);
+    if (static_cast<std::int64_t>(gaps.size()) > kMaxGaps) return std::nullopt;
+  }
+  gap(at, size);
+  if (static_cast<std::int64_t>(gaps.size()) > kMaxGaps) return std::nullopt;
+  return gaps;
+}
+
 }  // namespace
 
 struct CudaExecutor::Prepared {
@@ -80,10 +163,23 @@ struct CudaExecutor::Prepared {
     std::int64_t count = 0;   // elements per member block (collectives)
     BoxList fills;
     BoxList pack;             // in -> send region
-    std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> sends, recvs;
+    // Point-to-point messages: n elements at off in the send / receive region of scratch, or,
+    // when `direct`, in the step's in / out buffer itself (a contiguous message: no pack/unpack).
+    struct Msg {
+      std::int64_t peer = 0, off = 0, n = 0;
+      bool direct = false;
+    };
+    std::vector<Msg> sends, recvs;
+    // Native collectives without staging: the send block read straight from `in` at send_at
+    // (elements; -1: packed into scratch), the result written straight into `out` at recv_at
+    // (-1: received into scratch, then copied). All-gather with recv_at >= 0 receives every
+    // member's block at recv_at + i * count of `out`; with send_at < 0 it then packs its own
+    // block into its slot first (NCCL's in-place all-gather).
+    std::int64_t send_at = -1, recv_at = -1;
     std::vector<std::pair<std::int64_t, BoxList>> unpack;  // by term: recv region (src2: in)
     std::vector<Transfer> transposes;
     BoxList result;  // recv region -> out (all-reduce, reduce-scatter)
+    BoxList in_place;  // out -> out over the result's range (avg divides there when recv_at >= 0)
     std::int64_t send_elems = 0, recv_elems = 0;
   };
   std::vector<PStep> steps;
@@ -95,7 +191,9 @@ struct CudaExecutor::Prepared {
   void* scratch = nullptr;
   std::vector<std::int64_t> inter_offset;  // byte offset of buffer i in scratch (-1: none)
   std::int64_t send_offset = 0, recv_offset = 0;
-  std::vector<BoxList> pads;  // per buffer: the whole buffer as one box
+  // Per buffer: the elements no step writes, padded (NaN / 0) before the steps; empty when the
+  // plan's writes cover the buffer (then nothing is filled).
+  std::vector<BoxList> pads;
   ~Prepared() {
     if (scratch) cudaFree(scratch);
   }
@@ -250,16 +348,39 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
     if (ps.mode == Mode::AllGather) {
       ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, ps.me * ps.count);
       ps.recv_elems = ps.count * static_cast<std::int64_t>(g.size());
-      BoxList u = BoxList::copy({}, dt);
-      for (std::size_t i = 0; i < g.size(); ++i) {
-        if (g[i] == pl.rank) continue;
-        if (const Message* m = find(s.recvs, g[i]))
-          u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
+      if (auto run = contiguous_run(ps.pack)) ps.send_at = run->src;
+      // In place: the local copy is exactly this rank's send block packed into one slot of
+      // `out`, and every member's block arrives contiguously at the slot of its index.
+      if (ps.count > 0 && !s.copies.empty()) {
+        BoxList c = BoxList::copy(s.copies, dt);
+        const std::int64_t slot = c.boxes().front().dst_offset;
+        const std::int64_t base = slot - ps.me * ps.count;
+        bool ok = base >= 0 && c.elements() == ps.count &&
+                  BoxList::pack(s.sends[0].boxes, dt, slot).boxes() == c.boxes();
+        for (std::size_t i = 0; ok && i < g.size(); ++i) {
+          if (g[i] == pl.rank) continue;
+          const Message* m = find(s.recvs, g[i]);
+          auto run = m ? contiguous_run(BoxList::unpack(m->boxes, dt, 0)) : std::nullopt;
+          ok = run && run->n == ps.count && run->dst == base + static_cast<std::int64_t>(i) * ps.count;
+        }
+        if (ok) {
+          ps.recv_at = base;
+          ps.pack = BoxList::pack(s.sends[0].boxes, dt, slot);  // into out's own slot
+          ps.recv_elems = 0;
+        }
       }
-      BoxList c = BoxList::copy(s.copies, dt);
-      c.from_second_source();
-      u.append(c);
-      ps.unpack.push_back({0, std::move(u)});
+      if (ps.recv_at < 0) {
+        BoxList u = BoxList::copy({}, dt);
+        for (std::size_t i = 0; i < g.size(); ++i) {
+          if (g[i] == pl.rank) continue;
+          if (const Message* m = find(s.recvs, g[i]))
+            u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
+        }
+        BoxList c = BoxList::copy(s.copies, dt);
+        c.from_second_source();
+        u.append(c);
+        ps.unpack.push_back({0, std::move(u)});
+      }
     } else if (ps.mode == Mode::Broadcast) {
       ps.recv_elems = ps.count;
       BoxList u = BoxList::copy({}, dt);
@@ -274,6 +395,11 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
       ps.send_elems = ps.count;
       ps.recv_elems = ps.count;
       ps.result = BoxList::unpack(s.copies, dt, 0);
+      if (auto run = contiguous_run(ps.pack); run && run->n == ps.count) ps.send_at = run->src;
+      if (auto run = contiguous_run(ps.result); run && run->n == ps.count) ps.recv_at = run->dst;
+      if (ps.send_at >= 0 || ps.recv_at >= 0) ps.send_elems = 0;  // packs into out, or no pack
+      if (ps.recv_at >= 0) ps.recv_elems = 0;
+      if (ps.recv_at >= 0) ps.in_place = BoxList::copy({Transfer{{ps.count}, ps.recv_at, {1}, ps.recv_at, {1}, 0}}, dt);
     } else if (ps.mode == Mode::ReduceScatter) {
       BoxList pk = BoxList::copy({}, dt);
       for (std::size_t i = 0; i < g.size(); ++i) {
@@ -285,6 +411,15 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
       ps.send_elems = ps.count * static_cast<std::int64_t>(g.size());
       ps.recv_elems = ps.count;
       ps.result = BoxList::unpack(s.copies, dt, 0);
+      if (auto run = contiguous_run(ps.pack); run && run->n == ps.send_elems) {
+        ps.send_at = run->src;
+        ps.send_elems = 0;
+      }
+      if (auto run = contiguous_run(ps.result); run && run->n == ps.count) {
+        ps.recv_at = run->dst;
+        ps.recv_elems = 0;
+        ps.in_place = BoxList::copy({Transfer{{ps.count}, ps.recv_at, {1}, ps.recv_at, {1}, 0}}, dt);
+      }
     } else {
       if ((!s.sends.empty() || !s.recvs.empty()) && !comm_)
         fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
@@ -292,8 +427,12 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
       std::vector<Transfer> all;
       std::int64_t pos = 0;
       for (const auto& m : s.sends) {
+        if (auto run = contiguous_run(BoxList::pack(m.boxes, dt, 0))) {  // send straight from in
+          ps.sends.push_back({m.peer, run->src, m.elements(), true});
+          continue;
+        }
         all.insert(all.end(), m.boxes.begin(), m.boxes.end());
-        ps.sends.push_back({m.peer, {pos, m.elements()}});
+        ps.sends.push_back({m.peer, pos, m.elements(), false});
         pos += m.elements();
       }
       ps.pack = BoxList::pack(all, dt, 0);
@@ -302,7 +441,13 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
       std::map<std::int64_t, BoxList> by_term;
       auto term_of = [&](const Transfer& t) { return s.reduce ? t.term : 0; };
       for (const auto& m : s.recvs) {
-        ps.recvs.push_back({m.peer, {pos, m.elements()}});
+        if (!s.reduce) {
+          if (auto run = contiguous_run(BoxList::unpack(m.boxes, dt, 0))) {  // receive into out
+            ps.recvs.push_back({m.peer, run->dst, m.elements(), true});
+            continue;
+          }
+        }
+        ps.recvs.push_back({m.peer, pos, m.elements(), false});
         for (const auto& b : m.boxes) {
           by_term[term_of(b)].append(BoxList::unpack({b}, dt, pos));
           pos += b.elements();
@@ -338,9 +483,22 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
   p->recv_offset = bytes;
   bytes += align_up(max_recv);
   if (bytes > 0) AXE_CUDA_CHECK(cudaMalloc(&p->scratch, static_cast<std::size_t>(bytes)));
-  for (std::size_t i = 0; i < nb; ++i) {
-    Transfer whole{{pl.buffers[i]}, 0, {1}, 0, {1}, 0};
-    p->pads.push_back(BoxList::copy({whole}, dt));
+  // Padding: per buffer written by the steps (not the source), the elements that no fill, local
+  // copy or received box of any step writes. Every term of a reduced element is written by
+  // its term-0 box first, so the union of the boxes is the set of written elements.
+  p->pads.resize(nb);
+  for (std::size_t i = 1; i < nb; ++i) {
+    std::vector<const Transfer*> writes;
+    for (const Step& s : pl.steps) {
+      if (static_cast<std::size_t>(s.out) != i) continue;
+      for (const auto& t : s.fills) writes.push_back(&t);
+      for (const auto& t : s.copies) writes.push_back(&t);
+      for (const auto& m : s.recvs)
+        for (const auto& t : m.boxes) writes.push_back(&t);
+    }
+    auto gaps = uncovered(pl.buffers[i], writes);
+    if (!gaps) gaps = std::vector<Transfer>{Transfer{{pl.buffers[i]}, 0, {1}, 0, {1}, 0}};
+    p->pads[i] = BoxList::copy(*gaps, dt);
   }
   p->connected = !comm_ || p->groups.empty();
   // Bounded cache: plans are usually few and reused; an evicted one is simply prepared again
@@ -388,6 +546,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
   };
   const double pad = is_floating(dt) ? std::numeric_limits<double>::quiet_NaN() : 0.0;
   for (std::size_t i = 1; i < nb; ++i) {
+    if (p.pads[i].empty()) continue;  // every element is written by some step
     fill_boxes(p.pads[i], buf(static_cast<int>(i)), pad, stream_);
     ++launches_;
   }
@@ -398,19 +557,32 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     auto& ps = p.steps[k];
     const void* in = s.in == 0 ? source : buf(s.in);
     void* out = buf(s.out);
+    const char* inc = static_cast<const char*>(in);
+    char* outc = static_cast<char*>(out);
     if (!ps.fills.empty()) {
       fill_boxes(ps.fills, out, identity(s.op), stream_);
       ++launches_;
     }
+    const auto n = static_cast<std::size_t>(ps.count);
     // count == 0 is the same on every member (equal blocks), so all members skip the call alike.
+    // Whether a member reads / writes its own buffers directly (send_at, recv_at) is its own
+    // choice: NCCL only needs the same call and count on every member.
     if (ps.mode == Mode::AllGather) {
       if (ps.count > 0) {
-        char* mine = recvr + ps.me * ps.count * es;
-        if (!ps.pack.empty()) {
-          copy_boxes(ps.pack, in, recvr, stream_);
-          ++launches_;
+        const std::int64_t mine = ps.me * ps.count;  // own slot, elements from the base
+        char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
+        const void* sendbuf = nullptr;
+        if (ps.send_at >= 0) {
+          sendbuf = inc + ps.send_at * es;  // NCCL copies the own block into its slot
+        } else {
+          // pack into the own slot: NCCL's in-place all-gather (sendbuff == recvbuff + rank*count)
+          if (!ps.pack.empty()) {
+            copy_boxes(ps.pack, in, ps.recv_at >= 0 ? out : static_cast<void*>(recvr), stream_);
+            ++launches_;
+          }
+          sendbuf = recvbuf + mine * es;
         }
-        AXE_NCCL_CHECK(ncclAllGather(mine, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt), ps.comm, stream_));
+        AXE_NCCL_CHECK(ncclAllGather(sendbuf, recvbuf, n, nccl_type(dt), ps.comm, stream_));
         comm_->settle(ps.comm, "ncclAllGather");
         ++nccl_calls_;
       }
@@ -420,26 +592,35 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
           copy_boxes(ps.pack, in, recvr, stream_);
           ++launches_;
         }
-        AXE_NCCL_CHECK(ncclBroadcast(recvr, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt), ps.root,
-                                     ps.comm, stream_));
+        AXE_NCCL_CHECK(ncclBroadcast(recvr, recvr, n, nccl_type(dt), ps.root, ps.comm, stream_));
         comm_->settle(ps.comm, "ncclBroadcast");
         ++nccl_calls_;
       }
     } else if (ps.count == 0 && (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter)) {
       // nothing to reduce on any member
     } else if (ps.mode == Mode::AllReduce) {
-      copy_boxes(ps.pack, in, recvr, stream_);
-      AXE_NCCL_CHECK(ncclAllReduce(recvr, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt),
-                                   nccl_op(s.op), ps.comm, stream_));
+      char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
+      const void* sendbuf = recvbuf;  // packed in place unless the term is contiguous in `in`
+      if (ps.send_at >= 0) {
+        sendbuf = inc + ps.send_at * es;
+      } else {
+        copy_boxes(ps.pack, in, recvbuf, stream_);
+        ++launches_;
+      }
+      AXE_NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, n, nccl_type(dt), nccl_op(s.op), ps.comm, stream_));
       comm_->settle(ps.comm, "ncclAllReduce");
-      ++launches_;
       ++nccl_calls_;
     } else if (ps.mode == Mode::ReduceScatter) {
-      copy_boxes(ps.pack, in, sendr, stream_);
-      AXE_NCCL_CHECK(ncclReduceScatter(sendr, recvr, static_cast<std::size_t>(ps.count), nccl_type(dt),
-                                       nccl_op(s.op), ps.comm, stream_));
+      char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
+      const void* sendbuf = sendr;
+      if (ps.send_at >= 0) {
+        sendbuf = inc + ps.send_at * es;
+      } else {
+        copy_boxes(ps.pack, in, sendr, stream_);
+        ++launches_;
+      }
+      AXE_NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, n, nccl_type(dt), nccl_op(s.op), ps.comm, stream_));
       comm_->settle(ps.comm, "ncclReduceScatter");
-      ++launches_;
       ++nccl_calls_;
     } else {
       if (!ps.pack.empty()) {
@@ -448,14 +629,14 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       }
       if (!ps.sends.empty() || !ps.recvs.empty()) {
         AXE_NCCL_CHECK(ncclGroupStart());
-        for (const auto& [peer, r] : ps.sends)
-          if (r.second > 0)
-            AXE_NCCL_CHECK(ncclSend(sendr + r.first * es, static_cast<std::size_t>(r.second * es), ncclUint8,
-                                    static_cast<int>(peer), comm_->world(), stream_));
-        for (const auto& [peer, r] : ps.recvs)
-          if (r.second > 0)
-            AXE_NCCL_CHECK(ncclRecv(recvr + r.first * es, static_cast<std::size_t>(r.second * es), ncclUint8,
-                                    static_cast<int>(peer), comm_->world(), stream_));
+        for (const auto& m : ps.sends)
+          if (m.n > 0)
+            AXE_NCCL_CHECK(ncclSend((m.direct ? inc : sendr) + m.off * es, static_cast<std::size_t>(m.n * es),
+                                    ncclUint8, static_cast<int>(m.peer), comm_->world(), stream_));
+        for (const auto& m : ps.recvs)
+          if (m.n > 0)
+            AXE_NCCL_CHECK(ncclRecv((m.direct ? outc : recvr) + m.off * es, static_cast<std::size_t>(m.n * es),
+                                    ncclUint8, static_cast<int>(m.peer), comm_->world(), stream_));
         const ncclResult_t r = ncclGroupEnd();
         if (r != ncclSuccess && r != ncclInProgress)
           comm_->abort_and_throw(std::string("ncclGroupEnd (send/recv) failed: ") + ncclGetErrorString(r));
@@ -470,6 +651,13 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     if (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter) {
       if (ps.result.empty()) continue;
       const double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
+      if (ps.recv_at >= 0) {
+        if (divide != 1.0) {  // avg: divide the result where NCCL wrote it (elementwise, in place)
+          reduce_boxes(ps.in_place, out, out, s.op, false, divide, stream_);
+          ++launches_;
+        }
+        continue;
+      }
       if (divide != 1.0) reduce_boxes(ps.result, recvr, out, s.op, false, divide, stream_);
       else copy_boxes(ps.result, recvr, out, stream_);
       ++launches_;

@@ -20,10 +20,18 @@ namespace {
 
 using test::DeviceBuffer;
 
-// Runs plan_rank(r, rank) on GPU `rank` for each rank (threads), returns the destinations.
-SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_s = 60) {
+struct Counts {
+  std::int64_t launches = -1, nccl_calls = -1;
+};
+
+// Runs plan_rank(r, rank) on GPU `rank` for each rank (threads), returns the destinations. The
+// destination starts as garbage (bytes 0x5A), so padding the executor fails to write shows up.
+// `counts` (optional): per rank, the launches and NCCL calls of the last execute().
+SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_s = 60,
+                             std::vector<Counts>* counts = nullptr) {
   PlanRequest r = req;
   r.dtype = DType::F64;
+  if (counts) counts->assign(static_cast<std::size_t>(nranks), Counts{});
   SimulationResult res;
   std::vector<std::vector<double>> out(static_cast<std::size_t>(nranks));
   std::vector<std::string> errors(static_cast<std::size_t>(nranks));
@@ -38,10 +46,16 @@ SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_
       ASSERT_EQ(static_cast<std::int64_t>(src.size()), plan.buffers.front());
       DeviceBuffer ds(src.size() * 8), dd(static_cast<std::size_t>(plan.buffers.back()) * 8);
       ds.upload(src.data(), src.size() * 8);
+      AXE_CUDA_CHECK(cudaMemset(dd.p, 0x5A, dd.bytes));
       for (int rep = 0; rep < 2; ++rep) {  // the second run uses the cached preparation
         ex.execute(plan, ds.p, dd.p);
         ex.synchronize();
       }
+      // the source is never written
+      EXPECT_EQ(ds.download(), std::vector<unsigned char>(reinterpret_cast<const unsigned char*>(src.data()),
+                                                          reinterpret_cast<const unsigned char*>(src.data()) + src.size() * 8))
+          << "rank " << rank << ": the source buffer changed";
+      if (counts) (*counts)[static_cast<std::size_t>(rank)] = {ex.launches(), ex.nccl_calls()};
       auto bytes = dd.download();
       out[static_cast<std::size_t>(rank)].resize(bytes.size() / 8);
       std::memcpy(out[static_cast<std::size_t>(rank)].data(), bytes.data(), bytes.size());
@@ -97,6 +111,54 @@ INSTANTIATE_TEST_SUITE_P(
         Transition{"P_to_S0", "gpu=2", {Partial()}, {Shard(0)}, {31, 17}},
         Transition{"S0_to_P", "gpu=2", {Shard(0)}, {Partial()}, {64, 128}}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Single-collective transitions whose blocks are contiguous run as exactly one NCCL call and no
+// kernel: no padding (the copies and received blocks cover the destination), no pack (the send
+// block is one range of the source), no unpack (NCCL writes the destination). Hand-derived for
+// 64x128 on gpu=2, rank r:
+//   S0->R: block = rows 32r..32r+31 = source [0, 4096), lands at destination [4096 r, +4096) in
+//          group order: ncclAllGather(source, destination, 4096).
+//   P->R:  the whole term, source [0, 8192) -> destination [0, 8192): ncclAllReduce.
+//   P->S0: member i's block = source [4096 i, +4096), in group order; the result is the whole
+//          destination [0, 4096): ncclReduceScatter(source, destination, 4096).
+//   avg P->R: the same all-reduce plus one kernel dividing the destination by 2 in place.
+TEST(TwoGpusZeroCopy, OneCollectiveTransitions_OneNcclCallNoKernel) {
+  AXE_REQUIRE_GPUS(2);
+  struct Case {
+    AxisPlacement from, to;
+    std::int64_t kernels;
+  };
+  for (const Case& c : {Case{Shard(0), Replicate(), 0}, Case{Partial(), Replicate(), 0},
+                        Case{Partial(), Shard(0), 0}, Case{Partial(ReduceOp::Avg), Replicate(), 1},
+                        Case{Partial(ReduceOp::Max), Shard(0), 0}}) {
+    Mesh m = parse_mesh("gpu=2");
+    PlanRequest r{shard({64, 128}, m, {c.from}), shard({64, 128}, m, {c.to}), DType::F64};
+    std::vector<Counts> counts;
+    auto res = run_on_gpus(r, 2, 60, &counts);
+    EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_EQ(counts[static_cast<std::size_t>(k)].launches, c.kernels) << to_string(plan_all(r)) << "rank " << k;
+      EXPECT_EQ(counts[static_cast<std::size_t>(k)].nccl_calls, 1) << to_string(plan_all(r)) << "rank " << k;
+    }
+  }
+}
+
+// All-to-all S0->S1 of 64x128 on gpu=2: rank r keeps columns 64r..64r+63; the block it receives
+// (the peer's 32 rows of those columns) is contiguous in the destination (rows 32p..32p+31 of a
+// 64x64 shard), so it is received in place; the strided send is packed (1 kernel) and the local
+// copy is 1 kernel: 2 kernels, 1 grouped call, no padding.
+TEST(TwoGpusZeroCopy, AllToAll_ReceivesInPlace) {
+  AXE_REQUIRE_GPUS(2);
+  Mesh m = parse_mesh("gpu=2");
+  PlanRequest r{shard({64, 128}, m, {Shard(0)}), shard({64, 128}, m, {Shard(1)}), DType::F64};
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts);
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].launches, 2) << to_string(plan_all(r)) << "rank " << k;
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].nccl_calls, 1) << "rank " << k;
+  }
+}
 
 TEST(OneGpu, Redistribute_SingleRankPlansMatchDestinationLayout) {
   AXE_REQUIRE_GPUS(1);

@@ -21,7 +21,21 @@
 //   in term order: term 0 writes, later terms combine with the step's op, the last divides for
 //   avg). A local copy that transposes (one mode contiguous in the source, another in the
 //   destination) runs through the swizzled shared-memory transpose instead.
-//
+// Only what must move is moved (decided once per plan, at prepare time):
+//   - padding: before the steps, only the elements of each written buffer that no step's fill,
+//     copy or received box writes are set to NaN (0 for integers), as 1-D runs; nothing when the
+//     writes cover the buffer (every even transition), the whole buffer when the uncovered set
+//     is not cheap to list (over 2^20 runs or 4096 gaps).
+//   - zero-copy sends: a message / collective block that is one contiguous range of the step's
+//     input is handed to NCCL as is (ncclSend, ncclAllGather / ncclReduceScatter /
+//     ncclAllReduce sendbuff), no pack.
+//   - receive in place: a message / collective result that is one contiguous range of the
+//     step's output (and needs no reduction on receipt) is written there by NCCL, no unpack.
+//     All-gather: when every member's block lands contiguously at base + i * count and the local
+//     copy is the rank's own block, NCCL writes the output directly (out-of-place from the
+//     source, or packed into the own slot and in place). All-reduce with a non-contiguous term
+//     packs into the output and reduces in place. The source buffer is never written.
+// So S(0)->R, P->R and P->S(0) with contiguous blocks are one NCCL call and no kernel.
 // Plan time (first execute of a plan, cached by plan) has two parts:
 //   prepare_local(): descriptor tables built and uploaded, staging allocated once (intermediate
 //     buffers plus the largest step's send + receive bytes), the shape checks above. Local.
@@ -35,9 +49,10 @@
 // any rank prepared afresh, and then calls connect() on every rank alike.
 // Plan rank numbers are world ranks of the NcclComm.
 //
-// Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1 packs its 32x128 rows (one box), calls
-// ncclAllGather on the group {0,1} communicator, copies its own rows locally and unpacks rank
-// 0's block into rows 0..31: 3 kernel launches and 1 NCCL call, then synchronize() waits.
+// Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1's block (rows 32..63) is source [0, 4096)
+// and lands at destination [4096, 8192), rank 0's block at [0, 4096): one
+// ncclAllGather(source, destination, 4096) on the group {0,1} communicator, no kernel launch
+// (no padding, pack or unpack), then synchronize() waits.
 #pragma once
 
 #include <cuda_runtime_api.h>
