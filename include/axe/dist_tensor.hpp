@@ -58,9 +58,7 @@ constexpr DType dtype_of() {
   }
 }
 
-// One element as double, and back (f16/bf16 rounded to nearest even; integers truncated).
-double load_element(DType t, const std::byte* p);
-void store_element(DType t, std::byte* p, double v);
+// load_element / store_element (one element as double, and back) are in axe/dtype.hpp.
 
 // A whole tensor in host memory, row-major.
 struct HostTensor {

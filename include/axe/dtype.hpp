@@ -5,6 +5,7 @@
 // "u8"; parse_dtype(to_string(t)) == t for every t.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -18,5 +19,17 @@ bool is_floating(DType t);  // f32, f16, bf16, f64
 std::string_view to_string(DType t);
 // Throws axe::Error naming the text and the known names on an unknown name.
 DType parse_dtype(std::string_view name);
+
+// One element as double, and back: f16/bf16 round to nearest even; integers saturate at their
+// range and NaN stores as 0 (padding of integer buffers). Example: store_element(BF16, p, 1.0)
+// writes 0x3f80, and load_element(BF16, p) == 1.0.
+double load_element(DType t, const std::byte* p);
+void store_element(DType t, std::byte* p, double v);
+
+// IEEE binary16 and bfloat16 conversions (round to nearest even; NaN stays NaN).
+float half_to_float(std::uint16_t h);
+std::uint16_t float_to_half(float f);
+float bf16_to_float(std::uint16_t b);
+std::uint16_t float_to_bf16(float f);
 
 }  // namespace axe

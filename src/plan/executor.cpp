@@ -15,40 +15,6 @@ namespace axe {
 
 namespace {
 
-float half_to_float(std::uint16_t h) {
-  std::uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31) v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  else v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  return sign ? -v : v;
-}
-std::uint16_t float_to_half(float f) {
-  // Round to nearest via double arithmetic; adequate for reductions in tests.
-  if (std::isnan(f)) return 0x7e00;
-  std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
-  float a = std::fabs(f);
-  if (a >= 65520.0f) return sign | 0x7c00;
-  if (a < std::ldexp(1.0f, -24)) return sign;
-  int e;
-  std::frexp(a, &e);  // a = m * 2^e, m in [0.5,1)
-  int exp = e - 1 + 15;
-  if (exp <= 0) return sign | static_cast<std::uint16_t>(std::nearbyint(std::ldexp(a, 24)));
-  std::uint32_t mant = static_cast<std::uint32_t>(std::nearbyint(std::ldexp(a, 10 - (e - 1)))) - 0x400;
-  if (mant == 0x400) {
-    mant = 0;
-    ++exp;
-  }
-  return sign | static_cast<std::uint16_t>(exp << 10) | static_cast<std::uint16_t>(mant);
-}
-float bf16_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
-std::uint16_t float_to_bf16(float f) {
-  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
-  if (std::isnan(f)) return 0x7fc0;
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<std::uint16_t>(u >> 16);
-}
-
 double combine(ReduceOp op, double a, double b) {
   switch (op) {
     case ReduceOp::Sum:
@@ -82,32 +48,10 @@ void reduce_16(ReduceOp op, std::byte* dst, const std::byte* src, std::int64_t n
   }
 }
 
-void set_value(DType t, std::byte* p, double v) {
-  switch (t) {
-    case DType::F64: std::memcpy(p, &v, 8); break;
-    case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
-    case DType::F16: { auto h = float_to_half(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-    case DType::BF16: { auto h = float_to_bf16(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-    case DType::I32: { auto x = static_cast<std::int32_t>(std::isfinite(v) ? v : (v > 0 ? INT32_MAX : INT32_MIN)); std::memcpy(p, &x, 4); break; }
-    case DType::I64: { auto x = static_cast<std::int64_t>(std::isfinite(v) ? v : (v > 0 ? INT64_MAX : INT64_MIN)); std::memcpy(p, &x, 8); break; }
-    case DType::U8: { auto x = static_cast<std::uint8_t>(std::isfinite(v) ? v : (v > 0 ? 255 : 0)); std::memcpy(p, &x, 1); break; }
-  }
-}
-
 void scale(DType t, std::byte* p, std::int64_t n, double divisor) {
   for (std::int64_t i = 0; i < n; ++i) {
     std::byte* e = p + i * size_of(t);
-    double v = 0;
-    switch (t) {
-      case DType::F64: std::memcpy(&v, e, 8); break;
-      case DType::F32: { float f; std::memcpy(&f, e, 4); v = f; break; }
-      case DType::F16: { std::uint16_t h; std::memcpy(&h, e, 2); v = half_to_float(h); break; }
-      case DType::BF16: { std::uint16_t h; std::memcpy(&h, e, 2); v = bf16_to_float(h); break; }
-      case DType::I32: { std::int32_t x; std::memcpy(&x, e, 4); v = x; break; }
-      case DType::I64: { std::int64_t x; std::memcpy(&x, e, 8); v = static_cast<double>(x); break; }
-      case DType::U8: { std::uint8_t x; std::memcpy(&x, e, 1); v = x; break; }
-    }
-    set_value(t, e, v / divisor);
+    store_element(t, e, load_element(t, e) / divisor);
   }
 }
 
@@ -183,7 +127,7 @@ struct Exec {
   void fill(const Transfer& b, std::span<std::byte> out, double v) {
     check_range(b.extents, b.dst_strides, b.dst_offset, static_cast<std::int64_t>(out.size()) / es, "fill");
     for_box(b.extents, b.dst_strides, b.dst_offset,
-            [&](std::int64_t off, std::int64_t) { set_value(dt, out.data() + off * es, v); });
+            [&](std::int64_t off, std::int64_t) { store_element(dt, out.data() + off * es, v); });
   }
 
   static bool same_src(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
@@ -430,7 +374,7 @@ void execute(const RankPlan& plan, Transport& transport, std::span<const std::by
   auto pad = [&](std::span<std::byte> b) {
     double v = is_floating(plan.dtype) ? std::numeric_limits<double>::quiet_NaN() : 0.0;
     for (std::size_t i = 0; i + static_cast<std::size_t>(es) <= b.size(); i += static_cast<std::size_t>(es))
-      set_value(plan.dtype, b.data() + i, v);
+      store_element(plan.dtype, b.data() + i, v);
   };
   pad(destination);
   for (std::size_t i = 1; i + 1 < nb; ++i) {
