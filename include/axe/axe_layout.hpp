@@ -60,6 +60,8 @@ struct Iter {
 enum class ReduceOp { Sum, Avg, Max, Min, Prod };
 std::string_view to_string(ReduceOp op);  // "sum", "avg", "max", "min", "prod"
 ReduceOp parse_reduce_op(std::string_view name);  // throws axe::Error on an unknown name
+// The identity of the reduction: 0 for sum and avg, 1 for prod, -inf for max, +inf for min.
+double reduce_identity(ReduceOp op);
 
 // A physical coordinate: one value per axis. Axes that are absent are 0.
 class PhysCoord {

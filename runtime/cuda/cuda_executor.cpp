@@ -30,17 +30,6 @@ bool native_kind(StepKind k) {
          k == StepKind::Broadcast;
 }
 
-double identity(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Avg: return 0.0;
-    case ReduceOp::Prod: return 1.0;
-    case ReduceOp::Max: return -std::numeric_limits<double>::infinity();
-    case ReduceOp::Min: return std::numeric_limits<double>::infinity();
-  }
-  return 0.0;
-}
-
 bool same_src(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -560,7 +549,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     const char* inc = static_cast<const char*>(in);
     char* outc = static_cast<char*>(out);
     if (!ps.fills.empty()) {
-      fill_boxes(ps.fills, out, identity(s.op), stream_);
+      fill_boxes(ps.fills, out, reduce_identity(s.op), stream_);
       ++launches_;
     }
     const auto n = static_cast<std::size_t>(ps.count);

@@ -1,4 +1,5 @@
 // Interned axis names and physical coordinates.
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -81,6 +82,17 @@ std::string_view to_string(ReduceOp op) {
     case ReduceOp::Prod: return "prod";
   }
   return "sum";
+}
+
+double reduce_identity(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: return 0.0;
+    case ReduceOp::Prod: return 1.0;
+    case ReduceOp::Max: return -std::numeric_limits<double>::infinity();
+    case ReduceOp::Min: return std::numeric_limits<double>::infinity();
+  }
+  return 0.0;
 }
 
 ReduceOp parse_reduce_op(std::string_view name) {

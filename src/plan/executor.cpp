@@ -299,7 +299,7 @@ struct Exec {
   }
 
   void run_step(const Step& s, std::size_t index, std::span<const std::byte> in, std::span<std::byte> out) {
-    for (const auto& f : s.fills) fill(f, out, internal::identity_of(s.op));
+    for (const auto& f : s.fills) fill(f, out, reduce_identity(s.op));
     if (is_collective(s.kind) && s.group.size() > 1) {
       run_collective(s, index, in, out);
       return;

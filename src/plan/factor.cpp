@@ -697,15 +697,5 @@ std::vector<std::vector<std::int64_t>> solve(
   return out;
 }
 
-double identity_of(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Avg: return 0.0;
-    case ReduceOp::Prod: return 1.0;
-    case ReduceOp::Max: return -std::numeric_limits<double>::infinity();
-    case ReduceOp::Min: return std::numeric_limits<double>::infinity();
-  }
-  return 0.0;
-}
 
 }  // namespace axe::internal

@@ -132,8 +132,6 @@ std::vector<bool> touched_axes(const Pair& p);
 std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const std::vector<Axis>& axes,
                                       StepKind kind);
 
-// Identity value of a reduction for fills (sum/avg 0, prod 1, max -inf, min +inf).
-double identity_of(ReduceOp op);
 
 std::string shape_text(const std::vector<std::int64_t>& v);
 

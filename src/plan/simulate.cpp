@@ -113,7 +113,7 @@ std::map<std::int64_t, std::vector<double>> reference_destination(const DistLayo
       v = partial_term(v, t, T, op);
     } else if (p.partial == internal::PartialMode::Reduce && filled_zero &&
                (op == ReduceOp::Sum || op == ReduceOp::Prod)) {
-      v = internal::identity_of(op);
+      v = reduce_identity(op);
     } else if (p.partial == internal::PartialMode::Reduce && !p.src.part.empty()) {
       // Kept terms: fold the reduced source digits, in term order.
       std::int64_t R = p.terms;
