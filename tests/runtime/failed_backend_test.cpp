@@ -13,21 +13,9 @@ namespace axe {
 namespace {
 
 // Host memory; failed() is what the test sets.
-class BreakableBackend : public Backend {
+class BreakableBackend : public test::HostMemoryTestBackend {
  public:
   std::string_view name() const override { return "breakable"; }
-  std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
-    return std::make_shared<HostBuffer>(bytes);
-  }
-  void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
-    if (!src.empty()) std::memcpy(dst.host_data(), src.data(), src.size());
-  }
-  void copy_to_host(const Buffer& src, std::span<std::byte> dst) override {
-    if (!dst.empty()) std::memcpy(dst.data(), src.host_data(), dst.size());
-  }
-  void execute(const RankPlan&, const Buffer&, Buffer&) override {
-    fail("breakable: execute is not used here");
-  }
   bool failed() const override { return broken; }
   bool broken = false;
 };

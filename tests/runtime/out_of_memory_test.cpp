@@ -13,21 +13,12 @@ namespace axe {
 namespace {
 
 // Host memory, except that allocate() throws std::bad_alloc on the ranks told to starve.
-class StarvedBackend : public Backend {
+class StarvedBackend : public test::HostMemoryTestBackend {
  public:
   std::string_view name() const override { return "starved"; }
   std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
     if (starve && bytes > 0) throw std::bad_alloc();
-    return std::make_shared<HostBuffer>(bytes);
-  }
-  void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
-    if (!src.empty()) std::memcpy(dst.host_data(), src.data(), src.size());
-  }
-  void copy_to_host(const Buffer& src, std::span<std::byte> dst) override {
-    if (!dst.empty()) std::memcpy(dst.data(), src.host_data(), dst.size());
-  }
-  void execute(const RankPlan&, const Buffer&, Buffer&) override {
-    fail("starved: no plan may run after a failed allocation");
+    return HostMemoryTestBackend::allocate(bytes);
   }
   bool starve = false;
 };

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "axe/dist_tensor.hpp"
+#include "axe/error.hpp"
 #include "axe/runtime.hpp"
 #include "axe/simulate.hpp"
 
@@ -30,6 +32,22 @@ inline Runtime& rt() { return Runtime::current(); }
       GTEST_SKIP() << "host backend only (" << (why) << "); this run uses the "                    \
                    << ::axe::Runtime::current().backend().name() << " backend";                    \
   } while (0)
+
+// A backend over host memory for tests that build their own Runtime around a misbehaving backend
+// (a failed one, one out of memory); execute() is not used by those tests.
+class HostMemoryTestBackend : public Backend {
+ public:
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_shared<HostBuffer>(bytes); }
+  void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
+    if (!src.empty()) std::memcpy(dst.host_data(), src.data(), src.size());
+  }
+  void copy_to_host(const Buffer& src, std::span<std::byte> dst) override {
+    if (!dst.empty()) std::memcpy(dst.data(), src.host_data(), dst.size());
+  }
+  void execute(const RankPlan&, const Buffer&, Buffer&) override {
+    throw Error(std::string(name()) + ": execute is not used by this test");
+  }
+};
 
 inline std::int64_t max_rank(const DistLayout& l) {
   std::int64_t m = 0;
