@@ -425,45 +425,15 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
   if ((src.layout->nested() && !src.layout->nest()[k].empty()) ||
       (dst.layout->nested() && !dst.layout->nest()[k].empty()))
     return refine_nested(src, dst, k, n);
+  bool chain = false;
+  const std::vector<Mode> modes = chain_modes(src, dst, k, n, chain);
   const auto& si = src.dims[k];
   const auto& di = dst.dims[k];
   auto ws = places(si), wd = places(di);
-  std::vector<std::int64_t> u(ws.begin(), ws.end());
-  u.insert(u.end(), wd.begin(), wd.end());
-  u.push_back(1);
-  std::sort(u.begin(), u.end());
-  u.erase(std::unique(u.begin(), u.end()), u.end());
-  bool chain = true;
-  for (std::size_t j = 1; j < u.size(); ++j) chain = chain && u[j] % u[j - 1] == 0;
   std::vector<DimPiece> pieces;
   const std::size_t ns = static_cast<std::size_t>(src.naxes + 1), nd = static_cast<std::size_t>(dst.naxes + 1);
   if (chain) {
-    std::reverse(u.begin(), u.end());  // outer first
-    const std::size_t L = u.size();
-    std::vector<std::int64_t> E(L);
-    for (std::size_t j = 0; j < L; ++j) E[j] = j == 0 ? (n + u[0] - 1) / u[0] : u[j - 1] / u[j];
-    // Which side iter covers refined digit j, and the scaled stride.
-    auto map = [&](const std::vector<SideIter>& it, const std::vector<std::int64_t>& w, std::int64_t uj,
-                   int mem, int& axis, std::int64_t& stride) {
-      axis = mem;
-      stride = 0;
-      for (std::size_t t = 0; t < it.size(); ++t) {
-        if (w[t] <= uj) {
-          axis = it[t].axis;
-          stride = it[t].stride * (uj / w[t]);
-          return;
-        }
-      }
-    };
-    std::vector<Mode> modes(L);
-    for (std::size_t j = 0; j < L; ++j) {
-      Mode& m = modes[j];
-      m.extent = E[j];
-      m.dim = static_cast<int>(k);
-      m.place = u[j];
-      map(si, ws, u[j], src.mem(), m.s_axis, m.s_stride);
-      map(di, wd, u[j], dst.mem(), m.d_axis, m.d_stride);
-    }
+    const std::size_t L = modes.size();
     auto piece_for = [&](std::size_t j, const std::vector<std::int64_t>& digits, std::int64_t dj) {
       DimPiece p;
       p.s_base.assign(ns, 0);
@@ -471,7 +441,7 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
       for (std::size_t i = 0; i < j; ++i) {
         p.s_base[static_cast<std::size_t>(modes[i].s_axis)] += digits[i] * modes[i].s_stride;
         p.d_base[static_cast<std::size_t>(modes[i].d_axis)] += digits[i] * modes[i].d_stride;
-        p.begin += digits[i] * u[i];
+        p.begin += digits[i] * modes[i].place;
       }
       Mode mj = modes[j];
       mj.extent = dj;
@@ -480,11 +450,11 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
         if (modes[i].extent > 1) p.modes.push_back(modes[i]);
       return p;
     };
-    if (E[0] * u[0] == n) {
-      pieces.push_back(piece_for(0, {}, E[0]));
+    if (modes[0].extent * modes[0].place == n) {
+      pieces.push_back(piece_for(0, {}, modes[0].extent));
     } else {
       std::vector<std::int64_t> digits(L);
-      for (std::size_t j = 0; j < L; ++j) digits[j] = j == 0 ? n / u[0] : (n / u[j]) % E[j];
+      for (std::size_t j = 0; j < L; ++j) digits[j] = j == 0 ? n / modes[0].place : (n / modes[j].place) % modes[j].extent;
       for (std::size_t j = 0; j < L; ++j)
         if (digits[j] > 0) pieces.push_back(piece_for(j, digits, digits[j]));
     }
