@@ -72,6 +72,22 @@ std::shared_ptr<Buffer> allocate_before_agreement(Runtime& rt, std::int64_t byte
   return nullptr;
 }
 
+// The local buffer from bytes built on the host: the bytes themselves on the host backend, else
+// copied into `device` (allocated before the agreement by allocate_before_agreement).
+std::shared_ptr<Buffer> local_buffer(Runtime& rt, std::vector<std::byte> local, std::shared_ptr<Buffer> device) {
+  if (!device) return std::make_shared<HostBuffer>(std::move(local));
+  rt.backend().copy_from_host(local, *device);
+  return device;
+}
+
+// A device buffer for `bytes` host-built bytes, allocated before the agreement; null on the host
+// backend, where the host bytes become the buffer.
+std::shared_ptr<Buffer> device_buffer_before_agreement(Runtime& rt, std::int64_t bytes, std::string_view what,
+                                                       std::string& err) {
+  if (rt.backend().name() == "host") return nullptr;
+  return allocate_before_agreement(rt, bytes, what, err);
+}
+
 DistLayout replicated(const std::vector<std::int64_t>& shape, const Mesh& m) {
   std::vector<AxisPlacement> p(m.ndim(), Replicate());
   return shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(p));
@@ -92,12 +108,7 @@ DistTensor DistTensor::empty(const DistLayout& layout, DType dtype, Runtime& rt)
   auto buffer = allocate_before_agreement(rt, err.empty() ? local_count(layout, rt.rank()) * size_of(dtype) : 0,
                                           "DistTensor::empty", err);
   rt.agree("DistTensor::empty", err, fingerprint(text), text);
-  DistTensor t;
-  t.rt_ = &rt;
-  t.layout_ = layout;
-  t.dtype_ = dtype;
-  t.buffer_ = std::move(buffer);
-  return t;
+  return DistTensor(rt, layout, dtype, std::move(buffer));
 }
 
 DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<std::byte> local, Runtime& rt) {
@@ -108,18 +119,9 @@ DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<s
           " bytes; layout '" + to_string(layout) + "' with dtype " + std::string(to_string(dtype)) + " needs " +
           std::to_string(want) + " bytes (" + std::to_string(local_count(layout, rt.rank())) + " elements)";
   const std::string text = layout_text(layout, dtype);
+  auto device = device_buffer_before_agreement(rt, err.empty() ? want : 0, "DistTensor::wrap", err);
   rt.agree("DistTensor::wrap", err, fingerprint(text), text);
-  DistTensor t;
-  t.rt_ = &rt;
-  t.layout_ = layout;
-  t.dtype_ = dtype;
-  if (rt.backend().name() == "host") {
-    t.buffer_ = std::make_shared<HostBuffer>(std::move(local));
-  } else {
-    t.buffer_ = rt.backend().allocate(local.size());
-    rt.backend().copy_from_host(local, *t.buffer_);
-  }
-  return t;
+  return DistTensor(rt, layout, dtype, local_buffer(rt, std::move(local), std::move(device)));
 }
 
 DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, void* data, std::size_t bytes, Runtime& rt) {
@@ -141,12 +143,7 @@ DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, void* data, s
   }
   const std::string text = layout_text(layout, dtype);
   rt.agree("DistTensor::wrap", err, fingerprint(text), text);
-  DistTensor t;
-  t.rt_ = &rt;
-  t.layout_ = layout;
-  t.dtype_ = dtype;
-  t.buffer_ = std::move(buf);
-  return t;
+  return DistTensor(rt, layout, dtype, std::move(buf));
 }
 
 DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout, Runtime& rt) {
@@ -158,10 +155,8 @@ DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout
           " bytes, shape " + shape_text(g.shape) + " " + std::string(to_string(g.dtype)) + " needs " +
           std::to_string(g.elements() * size_of(g.dtype));
   const std::string text = layout_text(layout, g.dtype);
-  std::shared_ptr<Buffer> device;
-  if (rt.backend().name() != "host")
-    device = allocate_before_agreement(rt, err.empty() ? local_count(layout, rt.rank()) * size_of(g.dtype) : 0,
-                                       "DistTensor::from_global", err);
+  auto device = device_buffer_before_agreement(
+      rt, err.empty() ? local_count(layout, rt.rank()) * size_of(g.dtype) : 0, "DistTensor::from_global", err);
   rt.agree("DistTensor::from_global", err, fingerprint(text), text);
 
   const DType dt = g.dtype;
@@ -213,17 +208,7 @@ DistTensor DistTensor::from_global(const HostTensor& g, const DistLayout& layout
       else std::memcpy(dst, src, static_cast<std::size_t>(es));
     }
   }
-  DistTensor t;
-  t.rt_ = &rt;
-  t.layout_ = layout;
-  t.dtype_ = dt;
-  if (rt.backend().name() == "host") {
-    t.buffer_ = std::make_shared<HostBuffer>(std::move(local));
-  } else {
-    t.buffer_ = std::move(device);
-    rt.backend().copy_from_host(local, *t.buffer_);
-  }
-  return t;
+  return DistTensor(rt, layout, dt, local_buffer(rt, std::move(local), std::move(device)));
 }
 
 DistTensor DistTensor::from_global(const HostTensor& g, const Mesh& mesh, std::span<const AxisPlacement> p,
@@ -293,11 +278,7 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   auto buffer = allocate_before_agreement(rt, err.empty() ? local_count(to, rt.rank()) * size_of(dtype_) : 0,
                                           "the destination of DistTensor::redistribute", err);
   rt.agree("DistTensor::redistribute", err, fingerprint(text), text);
-  DistTensor t;
-  t.rt_ = &rt;
-  t.layout_ = to;
-  t.dtype_ = dtype_;
-  t.buffer_ = std::move(buffer);
+  DistTensor t(rt, to, dtype_, std::move(buffer));
   t.plan_text_ = text;
   if (!plan->buffers.empty()) {
     // The result keeps the source buffer (which the pending work reads) and the plan alive

@@ -227,6 +227,9 @@ class DistTensor {
   static std::string visualize(const DistLayout& layout);
 
  private:
+  DistTensor(Runtime& rt, DistLayout layout, DType dtype, std::shared_ptr<Buffer> buffer)
+      : rt_(&rt), layout_(std::move(layout)), dtype_(dtype), buffer_(std::move(buffer)) {}
+
   Runtime* rt_ = nullptr;
   DistLayout layout_;
   DType dtype_ = DType::F32;
