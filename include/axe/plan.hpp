@@ -217,6 +217,16 @@ RankPlan plan_rank(const PlanRequest& r, std::int64_t rank, const CostModel& cos
 // plan_rank for every rank of both meshes (for printing and simulation).
 Plan plan_all(const PlanRequest& r, const CostModel& cost = CostModel());
 
+// Step `st` (not itself a chunk) as k >= 1 consecutive steps of the same kind, group and buffers
+// that together move what it moves: chunk c carries the elements [c*M/k, (c+1)*M/k) of every
+// message and of the local copies (M their elements), as sub-boxes, and chunk 0 the fills; a
+// point-to-point reduction splits every box alike so all terms of an element stay in one chunk.
+// Equal messages give equal chunks, so equal_blocks holds per chunk; a message with no elements
+// in a chunk is left out of it (on both sides alike). Chunk c records chunk = c, chunks = k.
+// Example: an all-gather step whose block is the box (64,128) src 0+(128,1) split in 2: chunk 1
+// sends (32,128) src 4096+(128,1). staging_bytes is left 0 (the caller's).
+std::vector<Step> split_step(const Step& st, std::int64_t k);
+
 // A process-wide cache of plan_rank keyed by (shapes, dtype, layouts, meshes, rank).
 std::shared_ptr<const RankPlan> cached_plan_rank(const PlanRequest& r, std::int64_t rank,
                                                  const CostModel& cost = CostModel());

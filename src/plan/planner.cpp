@@ -504,71 +504,6 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
   return out;
 }
 
-// Elements [lo, hi) of the boxes packed back to back.
-void list_range(const std::vector<Transfer>& boxes, std::int64_t lo, std::int64_t hi, std::vector<Transfer>& out) {
-  std::int64_t pos = 0;
-  for (const auto& b : boxes) {
-    if (pos >= hi) break;
-    const std::int64_t e = b.elements(), l = std::max(lo, pos), h = std::min(hi, pos + e);
-    if (l < h) {
-      if (l == pos && h == pos + e) out.push_back(b);
-      else internal::sub_boxes(b, l - pos, h - pos, out);
-    }
-    pos += e;
-  }
-}
-
-// Step st as k chunked steps (see PlanRequest::staging_limit).
-void chunk_step(Step&& st, std::int64_t k, std::vector<Step>& out) {
-  if (k <= 1) {
-    out.push_back(std::move(st));
-    return;
-  }
-  // Point-to-point reductions combine terms of one element from several messages and the local
-  // copies: split every box alike so they stay in one chunk. Elsewhere whole messages are split
-  // (equal messages give equal chunks: equal_blocks holds per chunk).
-  const bool per_box = st.reduce && !is_collective(st.kind);
-  auto piece = [&](const std::vector<Transfer>& boxes, std::int64_t c, std::vector<Transfer>& dst) {
-    if (per_box) {
-      for (const auto& b : boxes) {
-        const std::int64_t e = b.elements();
-        internal::sub_boxes(b, e * c / k, e * (c + 1) / k, dst);
-      }
-    } else {
-      std::int64_t m = 0;
-      for (const auto& b : boxes) m += b.elements();
-      list_range(boxes, m * c / k, m * (c + 1) / k, dst);
-    }
-  };
-  for (std::int64_t c = 0; c < k; ++c) {
-    Step x;
-    x.kind = st.kind;
-    x.axes = st.axes;
-    x.group = st.group;
-    x.in = st.in;
-    x.out = st.out;
-    x.reduce = st.reduce;
-    x.op = st.op;
-    x.terms = st.terms;
-    x.equal_blocks = st.equal_blocks;
-    x.root = st.root;
-    x.chunk = c;
-    x.chunks = k;
-    if (c == 0) x.fills = st.fills;
-    piece(st.copies, c, x.copies);
-    for (const auto* list : {&st.sends, &st.recvs}) {
-      auto& dst = list == &st.sends ? x.sends : x.recvs;
-      for (const auto& m : *list) {
-        Message y;
-        y.peer = m.peer;
-        piece(m.boxes, c, y.boxes);
-        if (!y.boxes.empty()) dst.push_back(std::move(y));
-      }
-    }
-    out.push_back(std::move(x));
-  }
-}
-
 // What the executor allocates for a step (Step::staging_bytes): packed sends (all-gather and
 // broadcast pack one block for every peer), receive buffers, the local term and its reduced
 // result for all-reduce / reduce-scatter (whose received terms the transport stages), and local
@@ -636,7 +571,11 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     rp.stats.bytes_sent += sent;
     rp.stats.bytes_received += recv;
     const std::size_t first = rp.steps.size();
-    chunk_step(std::move(st), s.chunks[i], rp.steps);
+    if (s.chunks[i] <= 1) {
+      rp.steps.push_back(std::move(st));
+    } else {
+      for (auto& x : split_step(st, s.chunks[i])) rp.steps.push_back(std::move(x));
+    }
     for (std::size_t j = first; j < rp.steps.size(); ++j) {
       Step& x = rp.steps[j];
       rp.stats.messages += static_cast<std::int64_t>(x.sends.size());
