@@ -50,18 +50,26 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-namespace {
-ncclConfig_t nonblocking_config() {
+bool blocking_from_env() {
+  const char* v = std::getenv("AXE_NCCL_BLOCKING");
+  if (!v || !*v) return false;
+  const std::string s(v);
+  if (s == "1") return true;
+  if (s == "0") return false;
+  fail("AXE_NCCL_BLOCKING: '" + s + "' is neither 0 nor 1");
+}
+
+ncclConfig_t NcclComm::config() const {
   ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
-  c.blocking = 0;
+  c.blocking = blocking_ ? 1 : 0;
   return c;
 }
-}  // namespace
 
 
 NcclComm::NcclComm(const ncclUniqueId& id, int rank, int nranks, int device, double timeout_s)
     : rank_(rank), size_(nranks), device_(device) {
   timeout_ = timeout_s > 0 ? timeout_s : timeout_seconds_from_env();
+  blocking_ = blocking_from_env();
   if (rank < 0 || rank >= nranks)
     fail("NcclComm: rank " + std::to_string(rank) + " is outside 0.." + std::to_string(nranks - 1));
   init(id);
@@ -75,7 +83,7 @@ ncclUniqueId NcclComm::unique_id() {
 
 void NcclComm::init(const ncclUniqueId& id) {
   AXE_CUDA_CHECK(cudaSetDevice(device_));
-  ncclConfig_t cfg = nonblocking_config();
+  ncclConfig_t cfg = config();
   const ncclResult_t r = ncclCommInitRankConfig(&world_, size_, id, rank_, &cfg);
   if (r != ncclSuccess && r != ncclInProgress) {
     failed_ = true;
@@ -168,6 +176,36 @@ void NcclComm::wait(cudaEvent_t event, const char* what) {
   }
 }
 
+void NcclComm::allreduce_max(std::vector<std::int64_t>& values, const char* what) {
+  if (failed_) throw Error(std::string("NcclComm: ") + what + " after an earlier failure");
+  if (values.empty()) return;
+  AXE_CUDA_CHECK(cudaSetDevice(device_));
+  const std::size_t n = values.size();
+  std::int64_t* d = nullptr;
+  cudaStream_t s = nullptr;
+  cudaEvent_t ev = nullptr;
+  AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  AXE_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  AXE_CUDA_CHECK(cudaMalloc(&d, n * sizeof(std::int64_t)));
+  auto release = [&] {
+    cudaFree(d);
+    cudaEventDestroy(ev);
+    cudaStreamDestroy(s);
+  };
+  try {
+    AXE_CUDA_CHECK(cudaMemcpyAsync(d, values.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice, s));
+    AXE_NCCL_CHECK(ncclAllReduce(d, d, n, ncclInt64, ncclMax, world_, s));
+    settle(world_, what);
+    AXE_CUDA_CHECK(cudaEventRecord(ev, s));
+    wait(ev, what);
+    AXE_CUDA_CHECK(cudaMemcpy(values.data(), d, n * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+}
+
 ncclComm_t NcclComm::find_group(std::span<const std::int64_t> group) const {
   auto it = groups_.find(std::vector<std::int64_t>(group.begin(), group.end()));
   return it == groups_.end() ? nullptr : it->second;
@@ -179,25 +217,10 @@ void NcclComm::ensure_groups(const std::vector<std::vector<std::int64_t>>& group
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   // Which steps need a split anywhere: one max all-reduce of the flags over the world.
   const std::size_t n = groups.size();
-  std::vector<int> flags(n);
+  std::vector<std::int64_t> any(n);
   for (std::size_t i = 0; i < n; ++i)
-    flags[i] = !groups[i].empty() && !find_group(groups[i]) ? 1 : 0;
-  int* dflags = nullptr;
-  cudaStream_t s = nullptr;
-  AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  AXE_CUDA_CHECK(cudaMalloc(&dflags, n * sizeof(int)));
-  AXE_CUDA_CHECK(cudaMemcpy(dflags, flags.data(), n * sizeof(int), cudaMemcpyHostToDevice));
-  AXE_NCCL_CHECK(ncclAllReduce(dflags, dflags, n, ncclInt32, ncclMax, world_, s));
-  settle(world_, "ncclAllReduce (group flags)");
-  cudaEvent_t ev;
-  AXE_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  AXE_CUDA_CHECK(cudaEventRecord(ev, s));
-  wait(ev, "ncclAllReduce (group flags)");
-  std::vector<int> any(n);
-  AXE_CUDA_CHECK(cudaMemcpy(any.data(), dflags, n * sizeof(int), cudaMemcpyDeviceToHost));
-  cudaEventDestroy(ev);
-  cudaFree(dflags);
-  cudaStreamDestroy(s);
+    any[i] = !groups[i].empty() && !find_group(groups[i]) ? 1 : 0;
+  allreduce_max(any, "ncclAllReduce (group flags)");
   for (std::size_t i = 0; i < n; ++i) {
     if (!any[i]) continue;
     const auto& g = groups[i];
@@ -210,7 +233,7 @@ void NcclComm::ensure_groups(const std::vector<std::vector<std::int64_t>>& group
       color = static_cast<int>(*std::min_element(g.begin(), g.end()));
       key = static_cast<int>(it - g.begin());
     }
-    ncclConfig_t cfg = nonblocking_config();
+    ncclConfig_t cfg = config();
     ncclComm_t child = nullptr;
     const ncclResult_t r = ncclCommSplit(world_, color, key, &child, &cfg);
     if (r != ncclSuccess && r != ncclInProgress)

@@ -44,6 +44,8 @@ namespace axe::cuda {
 
 // AXE_TIMEOUT_S parsed as seconds > 0 (default 300); throws axe::Error naming the text.
 double timeout_seconds_from_env();
+// AXE_NCCL_BLOCKING: "1" blocking communicators, "0" or unset non-blocking; else axe::Error.
+bool blocking_from_env();
 
 ncclDataType_t nccl_type(DType t);
 // Avg maps to ncclSum (the caller divides by the term count, as the host executor does).
@@ -69,6 +71,7 @@ class NcclComm {
   int device() const { return device_; }
   double timeout() const { return timeout_; }
   bool failed() const { return failed_; }
+  bool blocking() const { return blocking_; }
   ncclComm_t world() const { return world_; }
 
   // The cached communicator of `group` (world ranks in collective order), nullptr if none yet.
@@ -77,6 +80,9 @@ class NcclComm {
   // empty group where it takes no part). The groups no member has yet are split off, one
   // ncclCommSplit per step that needs one anywhere. Host-synchronous: call at plan time.
   void ensure_groups(const std::vector<std::vector<std::int64_t>>& groups);
+  // Element-wise maximum of `values` over the world, in place. Collective over the world (every
+  // rank passes as many values); host-synchronous and bounded like wait().
+  void allreduce_max(std::vector<std::int64_t>& values, const char* what);
   // Sub-communicator of `group` (split now if this rank does not have it; collective as above).
   ncclComm_t group(std::span<const std::int64_t> group);
 
@@ -90,6 +96,8 @@ class NcclComm {
 
  private:
   void init(const ncclUniqueId& id);
+  ncclConfig_t config() const;
+  bool blocking_ = false;
   int rank_ = 0, size_ = 1, device_ = 0;
   double timeout_ = 300;
   bool failed_ = false;
