@@ -33,16 +33,14 @@ bool native_kind(StepKind k) {
 bool same_src(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].extents != b[i].extents || a[i].src_offset != b[i].src_offset ||
-        a[i].src_strides != b[i].src_strides)
+    if (a[i].extents != b[i].extents || a[i].src_offset != b[i].src_offset || a[i].src_strides != b[i].src_strides)
       return false;
   return true;
 }
 bool same_dst(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].extents != b[i].extents || a[i].dst_offset != b[i].dst_offset ||
-        a[i].dst_strides != b[i].dst_strides)
+    if (a[i].extents != b[i].extents || a[i].dst_offset != b[i].dst_offset || a[i].dst_strides != b[i].dst_strides)
       return false;
   return true;
 }
@@ -142,44 +140,61 @@ std::optional<std::vector<Transfer>> uncovered(std::int64_t size, const std::vec
 
 }  // namespace
 
+namespace {
+
+// The run-time form of one step on this rank.
+struct PStep {
+  Mode mode = Mode::P2P;
+  ncclComm_t comm = nullptr;
+  int me = 0;              // index in the group (collectives)
+  int root = 0;            // broadcast: the root's index in the group
+  std::int64_t count = 0;  // elements per member block (collectives)
+  BoxList fills;
+  BoxList pack;  // in -> send region
+  // Point-to-point messages: n elements at off in the send / receive region of scratch, or,
+  // when `direct`, in the step's in / out buffer itself (a contiguous message: no pack/unpack).
+  struct Msg {
+    std::int64_t peer = 0, off = 0, n = 0;
+    bool direct = false;
+  };
+  std::vector<Msg> sends, recvs;
+  // Native collectives without staging: the send block read straight from `in` at send_at
+  // (elements; -1: packed into scratch), the result written straight into `out` at recv_at
+  // (-1: received into scratch, then copied). All-gather with recv_at >= 0 receives every
+  // member's block at recv_at + i * count of `out`; with send_at < 0 it then packs its own
+  // block into its slot first (NCCL's in-place all-gather).
+  std::int64_t send_at = -1, recv_at = -1;
+  std::vector<std::pair<std::int64_t, BoxList>> unpack;  // by term: recv region (src2: in)
+  std::vector<Transfer> transposes;
+  BoxList result;    // recv region -> out (all-reduce, reduce-scatter)
+  BoxList in_place;  // out -> out over the result's range (avg divides there when recv_at >= 0)
+  std::int64_t send_elems = 0, recv_elems = 0;
+  // Pipelining: chunk `chunk` of `chunks` of one plan step; chunks alternate between two
+  // staging slots, so chunk c's pack and unpack overlap the transfers of chunks c -/+ 1.
+  std::int64_t chunk = 0, chunks = 1;
+  int slot = 0;
+};
+
+}  // namespace
+
 struct CudaExecutor::Prepared {
   RankPlan plan;  // a copy: the cache key's content is checked against it
-  struct PStep {
-    Mode mode = Mode::P2P;
-    ncclComm_t comm = nullptr;
-    int me = 0;               // index in the group (collectives)
-    int root = 0;             // broadcast: the root's index in the group
-    std::int64_t count = 0;   // elements per member block (collectives)
-    BoxList fills;
-    BoxList pack;             // in -> send region
-    // Point-to-point messages: n elements at off in the send / receive region of scratch, or,
-    // when `direct`, in the step's in / out buffer itself (a contiguous message: no pack/unpack).
-    struct Msg {
-      std::int64_t peer = 0, off = 0, n = 0;
-      bool direct = false;
-    };
-    std::vector<Msg> sends, recvs;
-    // Native collectives without staging: the send block read straight from `in` at send_at
-    // (elements; -1: packed into scratch), the result written straight into `out` at recv_at
-    // (-1: received into scratch, then copied). All-gather with recv_at >= 0 receives every
-    // member's block at recv_at + i * count of `out`; with send_at < 0 it then packs its own
-    // block into its slot first (NCCL's in-place all-gather).
-    std::int64_t send_at = -1, recv_at = -1;
-    std::vector<std::pair<std::int64_t, BoxList>> unpack;  // by term: recv region (src2: in)
-    std::vector<Transfer> transposes;
-    BoxList result;  // recv region -> out (all-reduce, reduce-scatter)
-    BoxList in_place;  // out -> out over the result's range (avg divides there when recv_at >= 0)
-    std::int64_t send_elems = 0, recv_elems = 0;
-  };
-  std::vector<PStep> steps;
-  // One entry per step whose kind has a native collective and equal_blocks (the same steps on
+  // The steps that run: the plan's steps, those pipelined (chunks[i] > 1) split by split_step.
+  std::vector<Step> run;
+  std::vector<PStep> steps;         // one per run step
+  std::vector<std::size_t> origin;  // per run step: its plan step
+  // Per plan step: the chunks this rank would pipeline it in (1: none), and the agreed number
+  // (the maximum over the world, so that every member of a group makes the same calls).
+  std::vector<std::int64_t> wish, chunks;
+  // One entry per run step whose kind has a native collective and equal_blocks (the same steps on
   // every rank): this rank's group when it runs the native call, else empty.
   std::vector<std::vector<std::int64_t>> groups;
   std::vector<int> group_step;
   bool connected = false;
   void* scratch = nullptr;
-  std::vector<std::int64_t> inter_offset;  // byte offset of buffer i in scratch (-1: none)
-  std::int64_t send_offset = 0, recv_offset = 0;
+  std::int64_t scratch_bytes = 0;
+  std::vector<std::int64_t> inter_offset;                         // byte offset of buffer i in scratch (-1: none)
+  std::int64_t send_offset[2] = {0, 0}, recv_offset[2] = {0, 0};  // per staging slot
   // Per buffer: the elements no step writes, padded (NaN / 0) before the steps; empty when the
   // plan's writes cover the buffer (then nothing is filled).
   std::vector<BoxList> pads;
@@ -188,6 +203,20 @@ struct CudaExecutor::Prepared {
   }
 };
 
+namespace {
+
+std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  if (end == v || *end != '\0' || x < min)
+    fail(std::string(name) + ": '" + v + "' is not an integer >= " + std::to_string(min));
+  return x;
+}
+
+}  // namespace
+
 CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
   if (comm_) AXE_CUDA_CHECK(cudaSetDevice(comm_->device()));
   if (!stream_) {
@@ -195,13 +224,29 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
     owns_stream_ = true;
   }
   AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  set_pipeline(env_int("AXE_PIPELINE_CHUNKS", max_chunks_, 1),
+               env_int("AXE_PIPELINE_MIN_BYTES", min_pipeline_bytes_, 1));
 }
 
 CudaExecutor::~CudaExecutor() {
   if (stream_) cudaStreamSynchronize(stream_);
   cache_.clear();
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  if (pack_stream_) cudaStreamDestroy(pack_stream_);
+  if (unpack_stream_) cudaStreamDestroy(unpack_stream_);
   if (done_) cudaEventDestroy(done_);
   if (owns_stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaExecutor::set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes, std::int64_t chunk_bytes) {
+  if (max_chunks < 1 || max_chunks > kMaxPipelineChunks)
+    fail("CudaExecutor::set_pipeline: max_chunks " + std::to_string(max_chunks) + " outside 1.." +
+         std::to_string(kMaxPipelineChunks));
+  if (min_bytes < 1) fail("CudaExecutor::set_pipeline: min_bytes " + std::to_string(min_bytes) + " < 1");
+  if (chunk_bytes < 1) fail("CudaExecutor::set_pipeline: chunk_bytes " + std::to_string(chunk_bytes) + " < 1");
+  max_chunks_ = max_chunks;
+  min_pipeline_bytes_ = min_bytes;
+  pipeline_chunk_bytes_ = chunk_bytes;
 }
 
 static bool same_plan(const RankPlan& a, const RankPlan& b) {
@@ -240,13 +285,15 @@ Mode check_collective(const RankPlan& plan, const Step& s, std::size_t index, st
       if (s.reduce) bad(plan, s, index, "an all-gather cannot reduce");
       for (const auto& m : s.sends)
         if (!same_src(m.boxes, s.sends[0].boxes)) bad(plan, s, index, "sends different blocks to different members");
-      if (!s.sends.empty() && s.sends.size() + 1 != g.size()) bad(plan, s, index, "does not send its block to every member");
+      if (!s.sends.empty() && s.sends.size() + 1 != g.size())
+        bad(plan, s, index, "does not send its block to every member");
       if (!s.equal_blocks) return Mode::P2P;
       count = s.sends.empty() ? 0 : s.sends[0].elements();
       for (auto peer : g)
         if (peer != plan.rank && received(peer) != count)
-          bad(plan, s, index, unequal + " (own block " + std::to_string(count) + " elements, rank " +
-                                  std::to_string(peer) + "'s " + std::to_string(received(peer)) + ")");
+          bad(plan, s, index,
+              unequal + " (own block " + std::to_string(count) + " elements, rank " + std::to_string(peer) + "'s " +
+                  std::to_string(received(peer)) + ")");
       return Mode::AllGather;
     }
     case StepKind::AllToAll:
@@ -261,11 +308,13 @@ Mode check_collective(const RankPlan& plan, const Step& s, std::size_t index, st
         for (const auto& x : s.sends)
           if (!same_src(x.boxes, s.sends[0].boxes)) bad(plan, s, index, "the root sends different blocks");
         if (!s.recvs.empty()) bad(plan, s, index, "the root receives");
-        if (!s.sends.empty() && s.sends.size() + 1 != g.size()) bad(plan, s, index, "the root does not send to every member");
+        if (!s.sends.empty() && s.sends.size() + 1 != g.size())
+          bad(plan, s, index, "the root does not send to every member");
         count = s.sends.empty() ? 0 : s.sends[0].elements();
       } else {
         if (!s.sends.empty() || s.recvs.size() > 1) bad(plan, s, index, "a non-root member sends or receives twice");
-        if (!s.recvs.empty() && s.recvs[0].peer != s.root) bad(plan, s, index, "receives from a member other than the root");
+        if (!s.recvs.empty() && s.recvs[0].peer != s.root)
+          bad(plan, s, index, "receives from a member other than the root");
         count = s.recvs.empty() ? 0 : s.recvs[0].elements();
       }
       return s.equal_blocks ? Mode::Broadcast : Mode::P2P;
@@ -277,7 +326,8 @@ Mode check_collective(const RankPlan& plan, const Step& s, std::size_t index, st
         if (c.term != s.copies[0].term) bad(plan, s, index, "holds several terms of one element");
       for (const auto& m : s.recvs)
         if (!same_dst(m.boxes, s.copies)) bad(plan, s, index, "a received term does not match the local term");
-      if (!s.copies.empty() && s.recvs.size() + 1 != g.size()) bad(plan, s, index, "does not receive a term from every member");
+      if (!s.copies.empty() && s.recvs.size() + 1 != g.size())
+        bad(plan, s, index, "does not receive a term from every member");
       if (s.kind == StepKind::AllReduce) {
         for (const auto& m : s.sends)
           if (!same_src(m.boxes, s.copies)) bad(plan, s, index, "sends a block other than its own term");
@@ -288,11 +338,13 @@ Mode check_collective(const RankPlan& plan, const Step& s, std::size_t index, st
       if (s.kind == StepKind::ReduceScatter)
         for (auto peer : g)
           if (peer != plan.rank && sent(peer) != count)
-            bad(plan, s, index, unequal + " (own block " + std::to_string(count) + " elements, the block for rank " +
-                                    std::to_string(peer) + " " + std::to_string(sent(peer)) + ")");
+            bad(plan, s, index,
+                unequal + " (own block " + std::to_string(count) + " elements, the block for rank " +
+                    std::to_string(peer) + " " + std::to_string(sent(peer)) + ")");
       return s.kind == StepKind::AllReduce ? Mode::AllReduce : Mode::ReduceScatter;
     }
-    default: bad(plan, s, index, "not a collective");
+    default:
+      bad(plan, s, index, "not a collective");
   }
 }
 
@@ -303,178 +355,261 @@ CudaExecutor::Prepared* CudaExecutor::lookup(const RankPlan& plan) {
   return it != cache_.end() && same_plan(it->second->plan, plan) ? it->second.get() : nullptr;
 }
 
+namespace {
+
+// The run-time form of step `s` (plan step `index`, for messages) on this rank: the collective
+// path, pack / unpack lists, zero-copy sends and in-place receives.
+PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm) {
+  const DType dt = pl.dtype;
+  PStep ps;
+  const auto& g = s.group;
+  // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
+  if (is_collective(s.kind) && g.size() > 1) {
+    ps.mode = check_collective(pl, s, index, ps.count, ps.root);
+    if (ps.mode != Mode::P2P) ps.me = static_cast<int>(std::find(g.begin(), g.end(), pl.rank) - g.begin());
+  }
+  if (ps.mode != Mode::P2P && !comm)
+    fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
+         std::string(to_string(s.kind)) + ") needs NCCL but the executor has no communicator");
+
+  ps.fills = BoxList::copy(s.fills, dt);
+  if (ps.mode == Mode::AllGather) {
+    ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, ps.me * ps.count);
+    ps.recv_elems = ps.count * static_cast<std::int64_t>(g.size());
+    if (auto run = contiguous_run(ps.pack)) ps.send_at = run->src;
+    // In place: the local copy is exactly this rank's send block packed into one slot of
+    // `out`, and every member's block arrives contiguously at the slot of its index.
+    if (ps.count > 0 && !s.copies.empty()) {
+      BoxList c = BoxList::copy(s.copies, dt);
+      const std::int64_t slot = c.boxes().front().dst_offset;
+      const std::int64_t base = slot - ps.me * ps.count;
+      bool ok = base >= 0 && c.elements() == ps.count && BoxList::pack(s.sends[0].boxes, dt, slot).boxes() == c.boxes();
+      for (std::size_t i = 0; ok && i < g.size(); ++i) {
+        if (g[i] == pl.rank) continue;
+        const Message* m = find(s.recvs, g[i]);
+        auto run = m ? contiguous_run(BoxList::unpack(m->boxes, dt, 0)) : std::nullopt;
+        ok = run && run->n == ps.count && run->dst == base + static_cast<std::int64_t>(i) * ps.count;
+      }
+      if (ok) {
+        ps.recv_at = base;
+        ps.pack = BoxList::pack(s.sends[0].boxes, dt, slot);  // into out's own slot
+        ps.recv_elems = 0;
+      }
+    }
+    if (ps.recv_at < 0) {
+      BoxList u = BoxList::copy({}, dt);
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        if (g[i] == pl.rank) continue;
+        if (const Message* m = find(s.recvs, g[i]))
+          u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
+      }
+      BoxList c = BoxList::copy(s.copies, dt);
+      c.from_second_source();
+      u.append(c);
+      ps.unpack.push_back({0, std::move(u)});
+    }
+  } else if (ps.mode == Mode::Broadcast) {
+    ps.recv_elems = ps.count;
+    BoxList u = BoxList::copy({}, dt);
+    if (pl.rank == s.root)
+      ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, 0);
+    else if (!s.recvs.empty())
+      u.append(BoxList::unpack(s.recvs[0].boxes, dt, 0));
+    BoxList c = BoxList::copy(s.copies, dt);
+    c.from_second_source();
+    u.append(c);
+    ps.unpack.push_back({0, std::move(u)});
+  } else if (ps.mode == Mode::AllReduce) {
+    ps.pack = BoxList::pack(s.copies, dt, 0);
+    ps.send_elems = ps.count;
+    ps.recv_elems = ps.count;
+    ps.result = BoxList::unpack(s.copies, dt, 0);
+    if (auto run = contiguous_run(ps.pack); run && run->n == ps.count) ps.send_at = run->src;
+    if (auto run = contiguous_run(ps.result); run && run->n == ps.count) ps.recv_at = run->dst;
+    if (ps.send_at >= 0 || ps.recv_at >= 0) ps.send_elems = 0;  // packs into out, or no pack
+    if (ps.recv_at >= 0) ps.recv_elems = 0;
+    if (ps.recv_at >= 0) ps.in_place = BoxList::copy({Transfer{{ps.count}, ps.recv_at, {1}, ps.recv_at, {1}, 0}}, dt);
+  } else if (ps.mode == Mode::ReduceScatter) {
+    BoxList pk = BoxList::copy({}, dt);
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      if (ps.count == 0) break;  // count > 0: check_collective found every member's block
+      const auto& boxes = g[i] == pl.rank ? s.copies : find(s.sends, g[i])->boxes;
+      pk.append(BoxList::pack(boxes, dt, static_cast<std::int64_t>(i) * ps.count));
+    }
+    ps.pack = std::move(pk);
+    ps.send_elems = ps.count * static_cast<std::int64_t>(g.size());
+    ps.recv_elems = ps.count;
+    ps.result = BoxList::unpack(s.copies, dt, 0);
+    if (auto run = contiguous_run(ps.pack); run && run->n == ps.send_elems) {
+      ps.send_at = run->src;
+      ps.send_elems = 0;
+    }
+    if (auto run = contiguous_run(ps.result); run && run->n == ps.count) {
+      ps.recv_at = run->dst;
+      ps.recv_elems = 0;
+      ps.in_place = BoxList::copy({Transfer{{ps.count}, ps.recv_at, {1}, ps.recv_at, {1}, 0}}, dt);
+    }
+  } else {
+    if ((!s.sends.empty() || !s.recvs.empty()) && !comm)
+      fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
+           std::string(to_string(s.kind)) + ") has messages but the executor has no NCCL communicator");
+    std::vector<Transfer> all;
+    std::int64_t pos = 0;
+    for (const auto& m : s.sends) {
+      if (auto run = contiguous_run(BoxList::pack(m.boxes, dt, 0))) {  // send straight from in
+        ps.sends.push_back({m.peer, run->src, m.elements(), true});
+        continue;
+      }
+      all.insert(all.end(), m.boxes.begin(), m.boxes.end());
+      ps.sends.push_back({m.peer, pos, m.elements(), false});
+      pos += m.elements();
+    }
+    ps.pack = BoxList::pack(all, dt, 0);
+    ps.send_elems = pos;
+    pos = 0;
+    std::map<std::int64_t, BoxList> by_term;
+    auto term_of = [&](const Transfer& t) { return s.reduce ? t.term : 0; };
+    for (const auto& m : s.recvs) {
+      if (!s.reduce) {
+        if (auto run = contiguous_run(BoxList::unpack(m.boxes, dt, 0))) {  // receive into out
+          ps.recvs.push_back({m.peer, run->dst, m.elements(), true});
+          continue;
+        }
+      }
+      ps.recvs.push_back({m.peer, pos, m.elements(), false});
+      for (const auto& b : m.boxes) {
+        by_term[term_of(b)].append(BoxList::unpack({b}, dt, pos));
+        pos += b.elements();
+      }
+    }
+    ps.recv_elems = pos;
+    for (const auto& c : s.copies) {
+      if (!s.reduce && is_transpose(c)) {
+        ps.transposes.push_back(c);
+        continue;
+      }
+      BoxList l = BoxList::copy({c}, dt);
+      l.from_second_source();
+      by_term[term_of(c)].append(l);
+    }
+    for (auto& [t, l] : by_term) ps.unpack.push_back({t, std::move(l)});
+  }
+  return ps;
+}
+
+// Pack and unpack work of a step on this rank (elements moved by kernels around its transfer),
+// and its transferred elements; 0 work when the step is one zero-copy call or purely local.
+std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps) {
+  std::int64_t work = ps.pack.elements() + ps.result.elements();
+  for (const auto& [t, l] : ps.unpack) work += l.elements();
+  std::int64_t moved = 0;
+  switch (ps.mode) {
+    case Mode::AllGather:
+    case Mode::ReduceScatter:
+      moved = ps.count;
+      break;
+    case Mode::P2P:
+      for (const auto& m : ps.sends) moved += m.n;
+      for (const auto& m : ps.recvs) moved += m.n;
+      break;
+    default:
+      break;
+  }
+  return {moved > 0 ? work : 0, moved};
+}
+
+}  // namespace
+
+void CudaExecutor::build(Prepared& p) {
+  const RankPlan& pl = p.plan;
+  const std::int64_t es = size_of(pl.dtype);
+  p.run.clear();
+  p.steps.clear();
+  std::vector<std::size_t>& origin = p.origin;
+  origin.clear();
+  for (std::size_t i = 0; i < pl.steps.size(); ++i) {
+    const std::int64_t k = p.chunks.empty() ? 1 : p.chunks[i];
+    if (k <= 1) {
+      p.run.push_back(pl.steps[i]);
+      origin.push_back(i);
+      continue;
+    }
+    for (auto& x : split_step(pl.steps[i], k)) {
+      p.run.push_back(std::move(x));
+      origin.push_back(i);
+    }
+  }
+  std::int64_t max_send[2] = {0, 0}, max_recv[2] = {0, 0};
+  for (std::size_t j = 0; j < p.run.size(); ++j) {
+    const Step& s = p.run[j];
+    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr);
+    ps.chunk = s.chunks > 1 ? s.chunk : 0;
+    ps.chunks = s.chunks;
+    ps.slot = static_cast<int>(ps.chunk % 2);
+    max_send[ps.slot] = std::max(max_send[ps.slot], ps.send_elems * es);
+    max_recv[ps.slot] = std::max(max_recv[ps.slot], ps.recv_elems * es);
+    p.steps.push_back(std::move(ps));
+  }
+  if (p.wish.empty()) {  // first build (unchunked): what this rank would pipeline
+    p.wish.assign(pl.steps.size(), 1);
+    for (std::size_t i = 0; i < pl.steps.size(); ++i) {
+      const Step& s = pl.steps[i];
+      const auto& ps = p.steps[i];
+      if (s.chunks > 1 || (s.reduce && ps.mode == Mode::P2P)) continue;  // planner-chunked, or terms
+      if (ps.mode != Mode::AllGather && ps.mode != Mode::ReduceScatter && ps.mode != Mode::P2P) continue;
+      const auto [work, moved] = kernel_work(ps);
+      if (moved == 0 || work * es < min_pipeline_bytes_) continue;
+      p.wish[i] = std::clamp<std::int64_t>(work * es / pipeline_chunk_bytes_, 2, max_chunks_);
+    }
+  }
+  // Collective groups of the run steps (the same steps on every rank, chunks being agreed); the
+  // chunks of one step share the communicator of its first chunk.
+  p.groups.clear();
+  p.group_step.clear();
+  for (std::size_t j = 0; j < p.run.size(); ++j) {
+    const Step& s = p.run[j];
+    if (native_kind(s.kind) && s.equal_blocks && p.steps[j].chunk == 0) {
+      p.groups.push_back(p.steps[j].mode == Mode::P2P ? std::vector<std::int64_t>{} : s.group);
+      p.group_step.push_back(static_cast<int>(j));
+    }
+  }
+  // Scratch: intermediate buffers, then the send and receive regions of the two staging slots.
+  const std::size_t nb = pl.buffers.size();
+  std::int64_t bytes = 0;
+  p.inter_offset.assign(nb, -1);
+  for (std::size_t i = 1; i + 1 < nb; ++i) {
+    p.inter_offset[i] = bytes;
+    bytes += align_up(pl.buffers[i] * es);
+  }
+  for (int slot = 0; slot < 2; ++slot) {
+    p.send_offset[slot] = bytes;
+    bytes += align_up(max_send[slot]);
+    p.recv_offset[slot] = bytes;
+    bytes += align_up(max_recv[slot]);
+  }
+  if (p.scratch) {
+    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    AXE_CUDA_CHECK(cudaFree(p.scratch));
+    p.scratch = nullptr;
+  }
+  if (bytes > 0) AXE_CUDA_CHECK(cudaMalloc(&p.scratch, static_cast<std::size_t>(bytes)));
+  p.scratch_bytes = bytes;
+}
+
 bool CudaExecutor::prepare_local(const RankPlan& plan) {
   if (lookup(plan)) return false;
   auto p = std::make_unique<Prepared>();
   p->plan = plan;
   const DType dt = plan.dtype;
-  const std::int64_t es = size_of(dt);
   const RankPlan& pl = p->plan;
   if (comm_ && plan.rank != comm_->rank())
-    fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) +
-         " but this NCCL rank is " + std::to_string(comm_->rank()));
-
-  std::int64_t max_send = 0, max_recv = 0;
-  for (std::size_t index = 0; index < pl.steps.size(); ++index) {
-    const Step& s = pl.steps[index];
-    Prepared::PStep ps;
-    const auto& g = s.group;
-    // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
-    if (is_collective(s.kind) && g.size() > 1) {
-      ps.mode = check_collective(pl, s, index, ps.count, ps.root);
-      if (ps.mode != Mode::P2P)
-        ps.me = static_cast<int>(std::find(g.begin(), g.end(), pl.rank) - g.begin());
-    }
-    if (native_kind(s.kind) && s.equal_blocks) {  // the same steps on every rank
-      p->groups.push_back(ps.mode == Mode::P2P ? std::vector<std::int64_t>{} : g);
-      p->group_step.push_back(static_cast<int>(index));
-    }
-    if (ps.mode != Mode::P2P && !comm_)
-      fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
-           std::string(to_string(s.kind)) + ") needs NCCL but the executor has no communicator");
-
-    ps.fills = BoxList::copy(s.fills, dt);
-    if (ps.mode == Mode::AllGather) {
-      ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, ps.me * ps.count);
-      ps.recv_elems = ps.count * static_cast<std::int64_t>(g.size());
-      if (auto run = contiguous_run(ps.pack)) ps.send_at = run->src;
-      // In place: the local copy is exactly this rank's send block packed into one slot of
-      // `out`, and every member's block arrives contiguously at the slot of its index.
-      if (ps.count > 0 && !s.copies.empty()) {
-        BoxList c = BoxList::copy(s.copies, dt);
-        const std::int64_t slot = c.boxes().front().dst_offset;
-        const std::int64_t base = slot - ps.me * ps.count;
-        bool ok = base >= 0 && c.elements() == ps.count &&
-                  BoxList::pack(s.sends[0].boxes, dt, slot).boxes() == c.boxes();
-        for (std::size_t i = 0; ok && i < g.size(); ++i) {
-          if (g[i] == pl.rank) continue;
-          const Message* m = find(s.recvs, g[i]);
-          auto run = m ? contiguous_run(BoxList::unpack(m->boxes, dt, 0)) : std::nullopt;
-          ok = run && run->n == ps.count && run->dst == base + static_cast<std::int64_t>(i) * ps.count;
-        }
-        if (ok) {
-          ps.recv_at = base;
-          ps.pack = BoxList::pack(s.sends[0].boxes, dt, slot);  // into out's own slot
-          ps.recv_elems = 0;
-        }
-      }
-      if (ps.recv_at < 0) {
-        BoxList u = BoxList::copy({}, dt);
-        for (std::size_t i = 0; i < g.size(); ++i) {
-          if (g[i] == pl.rank) continue;
-          if (const Message* m = find(s.recvs, g[i]))
-            u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
-        }
-        BoxList c = BoxList::copy(s.copies, dt);
-        c.from_second_source();
-        u.append(c);
-        ps.unpack.push_back({0, std::move(u)});
-      }
-    } else if (ps.mode == Mode::Broadcast) {
-      ps.recv_elems = ps.count;
-      BoxList u = BoxList::copy({}, dt);
-      if (pl.rank == s.root) ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, 0);
-      else if (!s.recvs.empty()) u.append(BoxList::unpack(s.recvs[0].boxes, dt, 0));
-      BoxList c = BoxList::copy(s.copies, dt);
-      c.from_second_source();
-      u.append(c);
-      ps.unpack.push_back({0, std::move(u)});
-    } else if (ps.mode == Mode::AllReduce) {
-      ps.pack = BoxList::pack(s.copies, dt, 0);
-      ps.send_elems = ps.count;
-      ps.recv_elems = ps.count;
-      ps.result = BoxList::unpack(s.copies, dt, 0);
-      if (auto run = contiguous_run(ps.pack); run && run->n == ps.count) ps.send_at = run->src;
-      if (auto run = contiguous_run(ps.result); run && run->n == ps.count) ps.recv_at = run->dst;
-      if (ps.send_at >= 0 || ps.recv_at >= 0) ps.send_elems = 0;  // packs into out, or no pack
-      if (ps.recv_at >= 0) ps.recv_elems = 0;
-      if (ps.recv_at >= 0) ps.in_place = BoxList::copy({Transfer{{ps.count}, ps.recv_at, {1}, ps.recv_at, {1}, 0}}, dt);
-    } else if (ps.mode == Mode::ReduceScatter) {
-      BoxList pk = BoxList::copy({}, dt);
-      for (std::size_t i = 0; i < g.size(); ++i) {
-        if (ps.count == 0) break;  // count > 0: check_collective found every member's block
-        const auto& boxes = g[i] == pl.rank ? s.copies : find(s.sends, g[i])->boxes;
-        pk.append(BoxList::pack(boxes, dt, static_cast<std::int64_t>(i) * ps.count));
-      }
-      ps.pack = std::move(pk);
-      ps.send_elems = ps.count * static_cast<std::int64_t>(g.size());
-      ps.recv_elems = ps.count;
-      ps.result = BoxList::unpack(s.copies, dt, 0);
-      if (auto run = contiguous_run(ps.pack); run && run->n == ps.send_elems) {
-        ps.send_at = run->src;
-        ps.send_elems = 0;
-      }
-      if (auto run = contiguous_run(ps.result); run && run->n == ps.count) {
-        ps.recv_at = run->dst;
-        ps.recv_elems = 0;
-        ps.in_place = BoxList::copy({Transfer{{ps.count}, ps.recv_at, {1}, ps.recv_at, {1}, 0}}, dt);
-      }
-    } else {
-      if ((!s.sends.empty() || !s.recvs.empty()) && !comm_)
-        fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
-             std::string(to_string(s.kind)) + ") has messages but the executor has no NCCL communicator");
-      std::vector<Transfer> all;
-      std::int64_t pos = 0;
-      for (const auto& m : s.sends) {
-        if (auto run = contiguous_run(BoxList::pack(m.boxes, dt, 0))) {  // send straight from in
-          ps.sends.push_back({m.peer, run->src, m.elements(), true});
-          continue;
-        }
-        all.insert(all.end(), m.boxes.begin(), m.boxes.end());
-        ps.sends.push_back({m.peer, pos, m.elements(), false});
-        pos += m.elements();
-      }
-      ps.pack = BoxList::pack(all, dt, 0);
-      ps.send_elems = pos;
-      pos = 0;
-      std::map<std::int64_t, BoxList> by_term;
-      auto term_of = [&](const Transfer& t) { return s.reduce ? t.term : 0; };
-      for (const auto& m : s.recvs) {
-        if (!s.reduce) {
-          if (auto run = contiguous_run(BoxList::unpack(m.boxes, dt, 0))) {  // receive into out
-            ps.recvs.push_back({m.peer, run->dst, m.elements(), true});
-            continue;
-          }
-        }
-        ps.recvs.push_back({m.peer, pos, m.elements(), false});
-        for (const auto& b : m.boxes) {
-          by_term[term_of(b)].append(BoxList::unpack({b}, dt, pos));
-          pos += b.elements();
-        }
-      }
-      ps.recv_elems = pos;
-      for (const auto& c : s.copies) {
-        if (!s.reduce && is_transpose(c)) {
-          ps.transposes.push_back(c);
-          continue;
-        }
-        BoxList l = BoxList::copy({c}, dt);
-        l.from_second_source();
-        by_term[term_of(c)].append(l);
-      }
-      for (auto& [t, l] : by_term) ps.unpack.push_back({t, std::move(l)});
-    }
-    max_send = std::max(max_send, ps.send_elems * es);
-    max_recv = std::max(max_recv, ps.recv_elems * es);
-    p->steps.push_back(std::move(ps));
-  }
-
-  // Scratch: intermediate buffers, then the send and receive regions.
-  const std::size_t nb = pl.buffers.size();
-  std::int64_t bytes = 0;
-  p->inter_offset.assign(nb, -1);
-  for (std::size_t i = 1; i + 1 < nb; ++i) {
-    p->inter_offset[i] = bytes;
-    bytes += align_up(pl.buffers[i] * es);
-  }
-  p->send_offset = bytes;
-  bytes += align_up(max_send);
-  p->recv_offset = bytes;
-  bytes += align_up(max_recv);
-  if (bytes > 0) AXE_CUDA_CHECK(cudaMalloc(&p->scratch, static_cast<std::size_t>(bytes)));
+    fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) + " but this NCCL rank is " +
+         std::to_string(comm_->rank()));
+  build(*p);
   // Padding: per buffer written by the steps (not the source), the elements that no fill, local
   // copy or received box of any step writes. Every term of a reduced element is written by
   // its term-0 box first, so the union of the boxes is the set of written elements.
+  const std::size_t nb = pl.buffers.size();
   p->pads.resize(nb);
   for (std::size_t i = 1; i < nb; ++i) {
     std::vector<const Transfer*> writes;
@@ -489,7 +624,10 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
     if (!gaps) gaps = std::vector<Transfer>{Transfer{{pl.buffers[i]}, 0, {1}, 0, {1}, 0}};
     p->pads[i] = BoxList::copy(*gaps, dt);
   }
-  p->connected = !comm_ || p->groups.empty();
+  // connect() agrees on the chunks (and splits communicators): needed whenever data moves.
+  bool moves = false;
+  for (const Step& s : pl.steps) moves = moves || s.kind != StepKind::LocalCopy;
+  p->connected = !comm_ || !moves;
   // Bounded cache: plans are usually few and reused; an evicted one is simply prepared again
   // (the runtime's backend agrees on re-preparation across ranks, so eviction is per rank).
   if (cache_.size() >= 64) {
@@ -503,23 +641,57 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
 void CudaExecutor::connect(const RankPlan& plan) {
   Prepared* p = lookup(plan);
   if (!p) fail("CudaExecutor::connect: the plan for rank " + std::to_string(plan.rank) + " is not prepared");
-  if (!comm_ || p->groups.empty()) {
+  bool moves = false;
+  for (const Step& s : plan.steps) moves = moves || s.kind != StepKind::LocalCopy;
+  if (!comm_ || !moves) {
     p->connected = true;
     return;
+  }
+  // Pipelining: every rank splits a step into the largest number of chunks any rank wants.
+  std::vector<std::int64_t> agreed = p->wish;
+  comm_->allreduce_max(agreed, "CudaExecutor::connect (pipeline chunks)");
+  if (agreed != (p->chunks.empty() ? std::vector<std::int64_t>(agreed.size(), 1) : p->chunks)) {
+    p->chunks = agreed;
+    build(*p);
   }
   comm_->ensure_groups(p->groups);
   for (std::size_t i = 0; i < p->groups.size(); ++i)
     if (!p->groups[i].empty()) {
       auto& ps = p->steps[static_cast<std::size_t>(p->group_step[i])];
       ps.comm = comm_->find_group(p->groups[i]);
-      if (!ps.comm) fail("CudaExecutor::connect: rank " + std::to_string(plan.rank) + " has no communicator for step " +
-                         std::to_string(p->group_step[i]));
+      if (!ps.comm)
+        fail("CudaExecutor::connect: rank " + std::to_string(plan.rank) + " has no communicator for step " +
+             std::to_string(p->group_step[i]));
     }
+  for (std::size_t j = 1; j < p->steps.size(); ++j)
+    if (p->steps[j].chunk > 0) p->steps[j].comm = p->steps[j - 1].comm;
   p->connected = true;
+}
+
+std::int64_t CudaExecutor::staging_bytes(const RankPlan& plan) {
+  const Prepared* p = lookup(plan);
+  return p ? p->scratch_bytes : -1;
+}
+
+std::vector<std::int64_t> CudaExecutor::pipeline_chunks(const RankPlan& plan) {
+  const Prepared* p = lookup(plan);
+  if (!p) return {};
+  return p->chunks.empty() ? std::vector<std::int64_t>(plan.steps.size(), 1) : p->chunks;
+}
+
+void CudaExecutor::ensure_pipeline_streams() {
+  if (pack_stream_) return;
+  AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&pack_stream_, cudaStreamNonBlocking));
+  AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&unpack_stream_, cudaStreamNonBlocking));
+  events_.resize(3 * kMaxPipelineChunks + 1);
+  for (auto& e : events_) AXE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
 }
 
 void CudaExecutor::execute(const RankPlan& plan, const void* source, void* destination) {
   if (plan.buffers.empty()) return;
+  if (comm_ && comm_->failed())
+    fail("CudaExecutor: rank " + std::to_string(comm_->rank()) +
+         ": NCCL failed earlier (communicators aborted); this executor cannot run plans any more");
   if (comm_) AXE_CUDA_CHECK(cudaSetDevice(comm_->device()));
   if (prepare_local(plan)) connect(plan);
   Prepared& p = *lookup(plan);
@@ -539,19 +711,58 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     fill_boxes(p.pads[i], buf(static_cast<int>(i)), pad, stream_);
     ++launches_;
   }
-  char* sendr = scratch + p.send_offset;
-  char* recvr = scratch + p.recv_offset;
-  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
-    const Step& s = p.plan.steps[k];
+  for (std::size_t k = 0; k < p.run.size(); ++k) {
+    const Step& s = p.run[k];
     auto& ps = p.steps[k];
     const void* in = s.in == 0 ? source : buf(s.in);
     void* out = buf(s.out);
     const char* inc = static_cast<const char*>(in);
     char* outc = static_cast<char*>(out);
+    char* sendr = scratch + p.send_offset[ps.slot];
+    char* recvr = scratch + p.recv_offset[ps.slot];
+    // Streams: pack on sp, the transfer on stream_, unpack on su. Unchunked steps use stream_ for
+    // all three. Chunk c of a pipelined step: its pack waits until chunk c - 2 (same staging slot)
+    // is unpacked, the transfer waits for its pack (and for chunk c - 2's unpack, which reads
+    // the receive slot), its unpack for the transfer; after the last chunk stream_ joins su.
+    cudaStream_t sp = stream_, su = stream_;
+    const bool piped = ps.chunks > 1;
+    cudaEvent_t* ev_pack = nullptr;
+    cudaEvent_t* ev_unpack = nullptr;
+    if (piped) {
+      ensure_pipeline_streams();
+      sp = pack_stream_;
+      su = unpack_stream_;
+      ev_pack = events_.data() + 1;
+      ev_unpack = events_.data() + 1 + 2 * kMaxPipelineChunks;
+    }
+    cudaEvent_t* ev_comm = piped ? events_.data() + 1 + kMaxPipelineChunks : nullptr;
+    const std::int64_t c = ps.chunk;
     if (!ps.fills.empty()) {
       fill_boxes(ps.fills, out, reduce_identity(s.op), stream_);
       ++launches_;
     }
+    if (piped && c == 0) {
+      AXE_CUDA_CHECK(cudaEventRecord(events_[0], stream_));
+      AXE_CUDA_CHECK(cudaStreamWaitEvent(sp, events_[0], 0));
+      AXE_CUDA_CHECK(cudaStreamWaitEvent(su, events_[0], 0));
+    }
+    if (piped && c >= 2) {
+      AXE_CUDA_CHECK(cudaStreamWaitEvent(sp, ev_unpack[c - 2], 0));
+      AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_unpack[c - 2], 0));
+    }
+    bool packed = false;
+    auto pack = [&](const BoxList& l, void* dst) {
+      copy_boxes(l, in, dst, sp);
+      ++launches_;
+      packed = true;
+    };
+    // Before the transfer on stream_: wait for this chunk's pack on sp.
+    auto before_transfer = [&] {
+      if (piped && packed) {
+        AXE_CUDA_CHECK(cudaEventRecord(ev_pack[c], sp));
+        AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_pack[c], 0));
+      }
+    };
     const auto n = static_cast<std::size_t>(ps.count);
     // count == 0 is the same on every member (equal blocks), so all members skip the call alike.
     // Whether a member reads / writes its own buffers directly (send_at, recv_at) is its own
@@ -565,22 +776,18 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
           sendbuf = inc + ps.send_at * es;  // NCCL copies the own block into its slot
         } else {
           // pack into the own slot: NCCL's in-place all-gather (sendbuff == recvbuff + rank*count)
-          if (!ps.pack.empty()) {
-            copy_boxes(ps.pack, in, ps.recv_at >= 0 ? out : static_cast<void*>(recvr), stream_);
-            ++launches_;
-          }
+          if (!ps.pack.empty()) pack(ps.pack, ps.recv_at >= 0 ? out : static_cast<void*>(recvr));
           sendbuf = recvbuf + mine * es;
         }
+        before_transfer();
         AXE_NCCL_CHECK(ncclAllGather(sendbuf, recvbuf, n, nccl_type(dt), ps.comm, stream_));
         comm_->settle(ps.comm, "ncclAllGather");
         ++nccl_calls_;
       }
     } else if (ps.mode == Mode::Broadcast) {
       if (ps.count > 0) {
-        if (!ps.pack.empty()) {
-          copy_boxes(ps.pack, in, recvr, stream_);
-          ++launches_;
-        }
+        if (!ps.pack.empty()) pack(ps.pack, recvr);
+        before_transfer();
         AXE_NCCL_CHECK(ncclBroadcast(recvr, recvr, n, nccl_type(dt), ps.root, ps.comm, stream_));
         comm_->settle(ps.comm, "ncclBroadcast");
         ++nccl_calls_;
@@ -590,33 +797,29 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     } else if (ps.mode == Mode::AllReduce) {
       char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
       const void* sendbuf = recvbuf;  // packed in place unless the term is contiguous in `in`
-      if (ps.send_at >= 0) {
+      if (ps.send_at >= 0)
         sendbuf = inc + ps.send_at * es;
-      } else {
-        copy_boxes(ps.pack, in, recvbuf, stream_);
-        ++launches_;
-      }
+      else
+        pack(ps.pack, recvbuf);
+      before_transfer();
       AXE_NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, n, nccl_type(dt), nccl_op(s.op), ps.comm, stream_));
       comm_->settle(ps.comm, "ncclAllReduce");
       ++nccl_calls_;
     } else if (ps.mode == Mode::ReduceScatter) {
       char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
       const void* sendbuf = sendr;
-      if (ps.send_at >= 0) {
+      if (ps.send_at >= 0)
         sendbuf = inc + ps.send_at * es;
-      } else {
-        copy_boxes(ps.pack, in, sendr, stream_);
-        ++launches_;
-      }
+      else
+        pack(ps.pack, sendr);
+      before_transfer();
       AXE_NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, n, nccl_type(dt), nccl_op(s.op), ps.comm, stream_));
       comm_->settle(ps.comm, "ncclReduceScatter");
       ++nccl_calls_;
     } else {
-      if (!ps.pack.empty()) {
-        copy_boxes(ps.pack, in, sendr, stream_);
-        ++launches_;
-      }
+      if (!ps.pack.empty()) pack(ps.pack, sendr);
       if (!ps.sends.empty() || !ps.recvs.empty()) {
+        before_transfer();
         AXE_NCCL_CHECK(ncclGroupStart());
         for (const auto& m : ps.sends)
           if (m.n > 0)
@@ -633,35 +836,47 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
         ++nccl_calls_;
       }
     }
+    if (piped) {
+      // A chunk without a transfer still orders its pack before its unpack.
+      if (packed && ps.sends.empty() && ps.recvs.empty() && ps.count == 0) before_transfer();
+      AXE_CUDA_CHECK(cudaEventRecord(ev_comm[c], stream_));
+      AXE_CUDA_CHECK(cudaStreamWaitEvent(su, ev_comm[c], 0));
+    }
     for (const auto& t : ps.transposes) {
-      transform(t, dt, in, out, stream_);
+      transform(t, dt, in, out, su);
       ++launches_;
     }
     if (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter) {
-      if (ps.result.empty()) continue;
-      const double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
-      if (ps.recv_at >= 0) {
-        if (divide != 1.0) {  // avg: divide the result where NCCL wrote it (elementwise, in place)
-          reduce_boxes(ps.in_place, out, out, s.op, false, divide, stream_);
+      if (!ps.result.empty()) {
+        const double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
+        if (ps.recv_at >= 0) {
+          if (divide != 1.0) {  // avg: divide the result where NCCL wrote it (elementwise, in place)
+            reduce_boxes(ps.in_place, out, out, s.op, false, divide, su);
+            ++launches_;
+          }
+        } else {
+          if (divide != 1.0)
+            reduce_boxes(ps.result, recvr, out, s.op, false, divide, su);
+          else
+            copy_boxes(ps.result, recvr, out, su);
           ++launches_;
         }
-        continue;
       }
-      if (divide != 1.0) reduce_boxes(ps.result, recvr, out, s.op, false, divide, stream_);
-      else copy_boxes(ps.result, recvr, out, stream_);
-      ++launches_;
-      continue;
+    } else {
+      for (const auto& [term, list] : ps.unpack) {
+        if (list.empty()) continue;
+        if (!s.reduce) {
+          copy_boxes(list, recvr, out, su, in);
+        } else {
+          const double divide = s.op == ReduceOp::Avg && term == s.terms - 1 ? static_cast<double>(s.terms) : 1.0;
+          reduce_boxes(list, recvr, out, s.op, term > 0, divide, su, in);
+        }
+        ++launches_;
+      }
     }
-    for (const auto& [term, list] : ps.unpack) {
-      if (list.empty()) continue;
-      if (!s.reduce) {
-        copy_boxes(list, recvr, out, stream_, in);
-      } else {
-        const double divide =
-            s.op == ReduceOp::Avg && term == s.terms - 1 ? static_cast<double>(s.terms) : 1.0;
-        reduce_boxes(list, recvr, out, s.op, term > 0, divide, stream_, in);
-      }
-      ++launches_;
+    if (piped) {
+      AXE_CUDA_CHECK(cudaEventRecord(ev_unpack[c], su));
+      if (c + 1 == ps.chunks) AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_unpack[c], 0));
     }
   }
   AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));

@@ -22,13 +22,20 @@ using test::DeviceBuffer;
 
 struct Counts {
   std::int64_t launches = -1, nccl_calls = -1;
+  std::vector<std::int64_t> chunks;  // pipeline chunks per plan step
+  std::int64_t staging = -1;         // executor staging bytes
+};
+
+// CudaExecutor::set_pipeline arguments (max_chunks 0: the executor's defaults).
+struct Pipeline {
+  std::int64_t max_chunks = 0, min_bytes = 1, chunk_bytes = 1;
 };
 
 // Runs plan_rank(r, rank) on GPU `rank` for each rank (threads), returns the destinations. The
 // destination starts as garbage (bytes 0x5A), so padding the executor fails to write shows up.
 // `counts` (optional): per rank, the launches and NCCL calls of the last execute().
 SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_s = 60,
-                             std::vector<Counts>* counts = nullptr) {
+                             std::vector<Counts>* counts = nullptr, Pipeline pipeline = {}) {
   PlanRequest r = req;
   r.dtype = DType::F64;
   if (counts) counts->assign(static_cast<std::size_t>(nranks), Counts{});
@@ -41,6 +48,7 @@ SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_
       AXE_CUDA_CHECK(cudaSetDevice(rank));
       NcclComm comm(id, rank, nranks, rank, timeout_s);
       CudaExecutor ex(&comm);
+      if (pipeline.max_chunks > 0) ex.set_pipeline(pipeline.max_chunks, pipeline.min_bytes, pipeline.chunk_bytes);
       RankPlan plan = plan_rank(r, rank);
       std::vector<double> src = fill_source(r.from, rank);
       ASSERT_EQ(static_cast<std::int64_t>(src.size()), plan.buffers.front());
@@ -55,7 +63,9 @@ SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_
       EXPECT_EQ(ds.download(), std::vector<unsigned char>(reinterpret_cast<const unsigned char*>(src.data()),
                                                           reinterpret_cast<const unsigned char*>(src.data()) + src.size() * 8))
           << "rank " << rank << ": the source buffer changed";
-      if (counts) (*counts)[static_cast<std::size_t>(rank)] = {ex.launches(), ex.nccl_calls()};
+      if (counts)
+        (*counts)[static_cast<std::size_t>(rank)] = {ex.launches(), ex.nccl_calls(), ex.pipeline_chunks(plan),
+                                                     ex.staging_bytes(plan)};
       auto bytes = dd.download();
       out[static_cast<std::size_t>(rank)].resize(bytes.size() / 8);
       std::memcpy(out[static_cast<std::size_t>(rank)].data(), bytes.data(), bytes.size());
@@ -95,9 +105,24 @@ TEST_P(TwoGpus, Redistribute_MatchesDestinationLayout) {
   EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Transitions, TwoGpus,
-    ::testing::Values(
+// The same transitions with pipelining forced on every step it applies to (3 chunks): chunked
+// steps on three streams must give the same destinations.
+class TwoGpusPipelined : public ::testing::TestWithParam<Transition> {};
+
+TEST_P(TwoGpusPipelined, Redistribute_MatchesDestinationLayout) {
+  AXE_REQUIRE_GPUS(2);
+  const auto& t = GetParam();
+  Mesh m = parse_mesh(t.mesh);
+  PlanRequest r{shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.from)),
+                shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.to)),
+                DType::F64};
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts, Pipeline{3, 1, 1});
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  EXPECT_EQ(counts[0].chunks, counts[1].chunks) << "the ranks disagree on the chunks";
+}
+
+const auto kTwoGpuTransitions = ::testing::Values(
         Transition{"S0_to_R_allgather", "gpu=2", {Shard(0)}, {Replicate()}, {64, 128}},
         Transition{"S0_to_R_uneven", "gpu=2", {Shard(0)}, {Replicate()}, {63, 130}},
         Transition{"P_to_R_allreduce", "gpu=2", {Partial()}, {Replicate()}, {64, 128}},
@@ -109,8 +134,59 @@ INSTANTIATE_TEST_SUITE_P(
         Transition{"S1_to_S0_3d", "gpu=2", {Shard(1)}, {Shard(0)}, {6, 10, 14}},
         Transition{"R_to_S0_local", "gpu=2", {Replicate()}, {Shard(0)}, {64, 128}},
         Transition{"P_to_S0", "gpu=2", {Partial()}, {Shard(0)}, {31, 17}},
-        Transition{"S0_to_P", "gpu=2", {Shard(0)}, {Partial()}, {64, 128}}),
-    [](const auto& info) { return std::string(info.param.name); });
+        Transition{"S0_to_P", "gpu=2", {Shard(0)}, {Partial()}, {64, 128}},
+        Transition{"S1_to_R_allgather_unpack", "gpu=2", {Shard(1)}, {Replicate()}, {64, 128}},
+        Transition{"P_to_S1_reducescatter_pack", "gpu=2", {Partial()}, {Shard(1)}, {64, 128}},
+        Transition{"S1_to_R_uneven", "gpu=2", {Shard(1)}, {Replicate()}, {33, 131}});
+INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpus, kTwoGpuTransitions,
+                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpusPipelined, kTwoGpuTransitions,
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Pipelining, hand-derived for S(1) -> R of 64x128 f64 on gpu=2 with chunk_bytes 16 KiB, at
+// most 4 chunks: each rank unpacks the peer's 64x64 block and copies its own 64x64 block, 8192
+// elements = 64 KiB of kernel work -> 4 chunks. The own block is contiguous in the source, so
+// each chunk is one zero-copy ncclAllGather of 1024 elements plus one unpack kernel: 4 NCCL
+// calls, 4 launches. Staging: two slots of 2 x 1024 received elements = 2 x 16 KiB (unchunked:
+// one 64 KiB receive region). S(0) -> R is zero-copy (no kernel work): never chunked.
+TEST(TwoGpusPipeline, AllGatherInFourChunks_HandDerived) {
+  AXE_REQUIRE_GPUS(2);
+  Mesh m = parse_mesh("gpu=2");
+  PlanRequest r{shard({64, 128}, m, {Shard(1)}), shard({64, 128}, m, {Replicate()}), DType::F64};
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts, Pipeline{4, 1, 16384});
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  for (int k = 0; k < 2; ++k) {
+    const Counts& c = counts[static_cast<std::size_t>(k)];
+    EXPECT_EQ(c.chunks, std::vector<std::int64_t>{4}) << "rank " << k;
+    EXPECT_EQ(c.nccl_calls, 4) << "rank " << k;
+    EXPECT_EQ(c.launches, 4) << "rank " << k;
+    EXPECT_EQ(c.staging, 2 * 16384) << "rank " << k;
+  }
+  counts.clear();
+  res = run_on_gpus(r, 2, 60, &counts, Pipeline{1, 1, 16384});  // pipelining off
+  EXPECT_EQ(verify(r, res), "");
+  EXPECT_EQ(counts[0].chunks, std::vector<std::int64_t>{1});
+  EXPECT_EQ(counts[0].nccl_calls, 1);
+  EXPECT_EQ(counts[0].staging, 65536);
+  PlanRequest s0{shard({64, 128}, m, {Shard(0)}), shard({64, 128}, m, {Replicate()}), DType::F64};
+  counts.clear();
+  res = run_on_gpus(s0, 2, 60, &counts, Pipeline{4, 1, 16384});
+  EXPECT_EQ(verify(s0, res), "");
+  EXPECT_EQ(counts[0].chunks, std::vector<std::int64_t>{1});
+  EXPECT_EQ(counts[0].nccl_calls, 1);
+  EXPECT_EQ(counts[0].staging, 0);
+}
+
+TEST(OneGpu, SetPipeline_RejectsValuesOutOfRange) {
+  AXE_REQUIRE_GPUS(1);
+  CudaExecutor ex(nullptr);
+  EXPECT_THROW(ex.set_pipeline(0, 1), Error);
+  EXPECT_THROW(ex.set_pipeline(17, 1), Error);
+  EXPECT_THROW(ex.set_pipeline(2, 0), Error);
+  EXPECT_THROW(ex.set_pipeline(2, 1, 0), Error);
+  EXPECT_NO_THROW(ex.set_pipeline(16, 1, 1));
+}
 
 // Single-collective transitions whose blocks are contiguous run as exactly one NCCL call and no
 // kernel: no padding (the copies and received blocks cover the destination), no pack (the send
