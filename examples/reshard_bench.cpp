@@ -16,7 +16,9 @@
 // time is the slowest rank's (MPI_Allreduce MAX); the reported time is the median of --iters
 // (>= 20 by default) timed iterations after --warmup untimed ones (the first also prepares the
 // plan and splits communicators). CPU overhead: host time of cached_plan_rank + execute() (plan
-// lookup and enqueue, no wait) per timed iteration, median, slowest rank.
+// lookup and enqueue, no wait) per timed iteration, median, slowest rank. Staging: the device
+// bytes CudaExecutor allocated for the plan (intermediate buffers and staging slots), busiest
+// rank; the JSON also has the planner's estimate (plan_staging_bytes) and the pipeline chunks.
 //
 // Bandwidths: algbw = global tensor bytes / time. busbw follows nccl-tests for the bound's
 // collective (all-gather, reduce-scatter, all-to-all: algbw * (n-1)/n; all-reduce: 2(n-1)/n;
@@ -174,8 +176,8 @@ struct Result {
   std::int64_t nominal = 0, bytes = 0;
   double axe_ms = 0, bound_ms = 0, cpu_us = 0, fill_ms = 0, copy_ms = 0;
   double algbw = 0, busbw = 0, bound_busbw = 0;
-  std::int64_t staging = 0, dst_local = 0, lower_bound_bytes = 0;
-  std::int64_t launches = 0, nccl_calls = 0;
+  std::int64_t staging = 0, plan_staging = 0, dst_local = 0, lower_bound_bytes = 0;
+  std::int64_t launches = 0, nccl_calls = 0, chunks = 1;
   bool one_collective = false;
 };
 
@@ -478,6 +480,8 @@ int main(int argc, char** argv) {
         Result r;
         r.launches = ex.launches();
         r.nccl_calls = ex.nccl_calls();
+        r.staging = ex.staging_bytes(*cached_plan_rank(c.req, rank));
+        for (auto k : ex.pipeline_chunks(*cached_plan_rank(c.req, rank))) r.chunks = std::max(r.chunks, k);
         results.push_back(r);
       }
       // The bound on the same bytes.
@@ -583,11 +587,13 @@ int main(int argc, char** argv) {
       r.one_collective = t.one_collective;
       for (const auto& s : plan->steps) r.steps += (r.steps.empty() ? "" : "+") + std::string(to_string(s.kind));
       if (r.steps.empty()) r.steps = "(none)";
-      std::int64_t st = plan->stats.staging_bytes, dl = dst_bytes;
-      MPI_Allreduce(MPI_IN_PLACE, &st, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-      MPI_Allreduce(MPI_IN_PLACE, &dl, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-      r.staging = st;
-      r.dst_local = dl;
+      if (r.chunks > 1) r.steps += " x" + std::to_string(r.chunks) + " pipelined";
+      // Staging: what the executor allocated (busiest rank), next to the planner's estimate.
+      std::int64_t st[3] = {r.staging, plan->stats.staging_bytes, dst_bytes};
+      MPI_Allreduce(MPI_IN_PLACE, st, 3, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+      r.staging = st[0];
+      r.plan_staging = st[1];
+      r.dst_local = st[2];
       r.lower_bound_bytes = lb_max;
       r.algbw = static_cast<double>(global) / (axe_ms * 1e-3) / 1e9;
       double factor = 1.0;
@@ -626,6 +632,7 @@ int main(int argc, char** argv) {
           << ",\"bound_ms\":" << r.bound_ms << ",\"ratio\":" << r.axe_ms / r.bound_ms << ",\"algbw_gbps\":" << r.algbw
           << ",\"busbw_gbps\":" << r.busbw << ",\"bound_busbw_gbps\":" << r.bound_busbw
           << ",\"cpu_overhead_us\":" << r.cpu_us << ",\"staging_bytes\":" << r.staging
+          << ",\"plan_staging_bytes\":" << r.plan_staging << ",\"pipeline_chunks\":" << r.chunks
           << ",\"dst_local_bytes\":" << r.dst_local << ",\"lower_bound_bytes\":" << r.lower_bound_bytes
           << ",\"steps\":\"" << r.steps << "\",\"bound\":\"" << json_escape(r.bound)
           << "\",\"one_collective\":" << (r.one_collective ? "true" : "false") << ",\"launches\":" << r.launches
