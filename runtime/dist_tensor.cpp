@@ -61,10 +61,11 @@ Mesh world_mesh(int size) { return Mesh({{"axe_world", size}}); }
 // a failure (out of memory) becomes `err`, so the agreement raises it on every rank instead of
 // leaving the other ranks to wait for this one until AXE_TIMEOUT_S.
 std::shared_ptr<Buffer> allocate_before_agreement(Runtime& rt, std::int64_t bytes, std::string_view what,
-                                                  std::string& err) {
+                                                  std::string& err, bool zero = true) {
   if (!err.empty()) return nullptr;
   try {
-    return rt.backend().allocate(static_cast<std::size_t>(bytes));
+    const auto n = static_cast<std::size_t>(bytes);
+    return zero ? rt.backend().allocate(n) : rt.backend().allocate_uninitialized(n);
   } catch (const std::exception& e) {
     err = "rank " + std::to_string(rt.rank()) + ": cannot allocate " + std::to_string(bytes) + " bytes for " +
           std::string(what) + " on the " + std::string(rt.backend().name()) + " backend: " + e.what();
@@ -275,8 +276,9 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
       err = e.what();
     }
   }
+  // The plan writes every element of the destination (padding included): no zero fill.
   auto buffer = allocate_before_agreement(rt, err.empty() ? local_count(to, rt.rank()) * size_of(dtype_) : 0,
-                                          "the destination of DistTensor::redistribute", err);
+                                          "the destination of DistTensor::redistribute", err, false);
   rt.agree("DistTensor::redistribute", err, fingerprint(text), text);
   DistTensor t(rt, to, dtype_, std::move(buffer));
   t.plan_text_ = text;

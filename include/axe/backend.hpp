@@ -73,6 +73,9 @@ class Backend {
   virtual std::string_view name() const = 0;
   // Zero-filled buffer of `bytes` bytes on this backend's device.
   virtual std::shared_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  // A buffer whose contents are unspecified until written (the result of a redistribute, which
+  // the plan writes whole, padding included): no fill pass. Default: allocate(bytes).
+  virtual std::shared_ptr<Buffer> allocate_uninitialized(std::size_t bytes) { return allocate(bytes); }
   // Copies between host memory and a buffer; sizes must match exactly (axe::Error otherwise).
   virtual void copy_from_host(std::span<const std::byte> src, Buffer& dst) = 0;
   virtual void copy_to_host(const Buffer& src, std::span<std::byte> dst) = 0;

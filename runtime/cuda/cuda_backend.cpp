@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -17,24 +18,38 @@
 
 namespace axe::cuda {
 
-CudaBuffer::CudaBuffer(std::size_t bytes, int device, cudaStream_t stream) : bytes_(bytes), device_(device) {
+SharedStream make_shared_stream(int device) {
+  AXE_CUDA_CHECK(cudaSetDevice(device));
+  cudaStream_t s = nullptr;
+  AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return SharedStream(s, [device](cudaStream_t x) {
+    cudaSetDevice(device);
+    cudaStreamSynchronize(x);
+    cudaStreamDestroy(x);
+  });
+}
+
+CudaBuffer::CudaBuffer(std::size_t bytes, int device, SharedStream stream, bool zero)
+    : bytes_(bytes), device_(device), stream_(std::move(stream)) {
   if (bytes_ == 0) return;
   AXE_CUDA_CHECK(cudaSetDevice(device_));
-  const cudaError_t e = cudaMalloc(&data_, bytes_);
+  const cudaError_t e = cudaMallocAsync(&data_, bytes_, stream_.get());
   if (e != cudaSuccess) {
     cudaGetLastError();
-    fail("cuda backend: cudaMalloc of " + std::to_string(bytes_) + " bytes on device " + std::to_string(device_) +
-         " failed: " + cudaGetErrorString(e));
+    data_ = nullptr;
+    fail("cuda backend: cudaMallocAsync of " + std::to_string(bytes_) + " bytes on device " +
+         std::to_string(device_) + " failed: " + cudaGetErrorString(e));
   }
   // On the backend's stream, where every later use of the buffer is ordered: cudaMemset on the
   // legacy default stream is asynchronous to the host and unordered with the backend's
   // non-blocking stream, so it could land after a copy_from_host or an execute had written.
-  AXE_CUDA_CHECK(cudaMemsetAsync(data_, 0, bytes_, stream));
-  if (!stream) AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  if (zero) AXE_CUDA_CHECK(cudaMemsetAsync(data_, 0, bytes_, stream_.get()));
 }
 
 CudaBuffer::~CudaBuffer() {
-  if (data_) cudaFree(data_);
+  if (!data_) return;
+  cudaSetDevice(device_);
+  cudaFreeAsync(data_, stream_.get());
 }
 
 namespace {
@@ -74,7 +89,14 @@ class CudaBackend : public Backend {
     if (n < 1) fail("cuda backend: rank " + std::to_string(rt.rank()) + " sees no CUDA device");
     device_ = rt.local_rank() % n;
     AXE_CUDA_CHECK(cudaSetDevice(device_));
-    AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // Freed pool memory stays with the pool (reused by the next allocation) instead of going
+    // back to the driver at every synchronisation.
+    cudaMemPool_t pool = nullptr;
+    AXE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
+    std::uint64_t keep = UINT64_MAX;
+    AXE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    shared_stream_ = make_shared_stream(device_);
+    stream_ = shared_stream_.get();
     AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   }
   ~CudaBackend() override {
@@ -82,13 +104,16 @@ class CudaBackend : public Backend {
     executor_.reset();  // waits for its stream, frees staging
     comm_.reset();      // finalizes (or aborts after a failure) every communicator
     if (done_) cudaEventDestroy(done_);
-    if (stream_) cudaStreamDestroy(stream_);
+    // shared_stream_ goes with the last buffer allocated on it.
   }
 
   std::string_view name() const override { return "cuda"; }
 
   std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
-    return std::make_shared<CudaBuffer>(bytes, device_, stream_);
+    return std::make_shared<CudaBuffer>(bytes, device_, shared_stream_);
+  }
+  std::shared_ptr<Buffer> allocate_uninitialized(std::size_t bytes) override {
+    return std::make_shared<CudaBuffer>(bytes, device_, shared_stream_, false);
   }
 
   void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
@@ -212,7 +237,8 @@ class CudaBackend : public Backend {
 
   Runtime& rt_;
   int device_ = 0;
-  cudaStream_t stream_ = nullptr;
+  SharedStream shared_stream_;
+  cudaStream_t stream_ = nullptr;  // shared_stream_.get()
   cudaEvent_t done_ = nullptr;
   std::unique_ptr<NcclComm> comm_;
   std::unique_ptr<CudaExecutor> executor_;

@@ -19,6 +19,7 @@
 //   on every rank and ~Runtime ends the job with MPI_Abort. execute() = execute_async +
 //   synchronize.
 // copy_from_host / copy_to_host: cudaMemcpyAsync on the same stream, then the same bounded wait.
+// allocate(n) / allocate_uninitialized(n): a CudaBuffer from the stream-ordered pool (see below).
 // wrap_memory(p, n): a CudaView over p after cudaPointerGetAttributes says it is device memory of
 //   this rank's GPU (host, pinned or managed memory, or another GPU: axe::Error naming it).
 //
@@ -31,16 +32,25 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <memory>
 
 #include "axe/backend.hpp"
 
 namespace axe::cuda {
 
-// Device memory of one rank: cudaMalloc'd (never managed), zero-filled by a memset enqueued on
-// `stream` (the stream every later use must be ordered after; null: filled before returning).
+// A CUDA stream shared by a backend and the buffers it allocated (destroyed with the last holder,
+// so a buffer that outlives its backend can still be freed in stream order).
+using SharedStream = std::shared_ptr<CUstream_st>;
+SharedStream make_shared_stream(int device);
+
+// Device memory of one rank from the device's stream-ordered pool (cudaMallocAsync on `stream`;
+// the pool keeps freed memory for reuse, so a redistribute that allocates its result costs no
+// cudaMalloc and no device synchronisation), freed with cudaFreeAsync on the same stream, after
+// all work enqueued there that may still use it. Zero-filled by a memset on `stream` unless
+// `zero` is false (a buffer that is written whole before any read, e.g. a redistribute result).
 class CudaBuffer : public Buffer {
  public:
-  CudaBuffer(std::size_t bytes, int device, cudaStream_t stream = nullptr);
+  CudaBuffer(std::size_t bytes, int device, SharedStream stream, bool zero = true);
   ~CudaBuffer() override;
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
@@ -53,6 +63,7 @@ class CudaBuffer : public Buffer {
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   int device_ = 0;
+  SharedStream stream_;
 };
 
 // Caller-owned device memory (DistTensor::wrap over a device pointer, Backend::wrap_memory): the
