@@ -2,10 +2,14 @@
 //
 // For each (mesh, transition): the time one rank needs to plan its own part from scratch
 // (strategy choice + its exchange; what each process pays once), and the time of a cached
-// lookup. Usage: plan_bench [max_ranks=4096]
+// lookup. Each of four ranks (0, n/3, n/2, n-1) is planned `reps` times; the columns are the
+// best single run, the median of all runs and the worst run, in microseconds per rank.
+// Usage: plan_bench [max_ranks=4096] [--reps N=25] [--only TEXT] (cases whose name contains TEXT)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,7 +19,14 @@ using namespace axe;
 using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
-  const long max_ranks = argc > 1 ? std::atol(argv[1]) : 4096;
+  long max_ranks = 4096;
+  int reps = 25;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else max_ranks = std::atol(argv[i]);
+  }
   struct Case {
     const char* name;
     std::vector<AxisPlacement> from, to;
@@ -35,10 +46,12 @@ int main(int argc, char** argv) {
       {"S(0)->R uneven", {Shard(0)}, {Replicate()}, false, 8100},
       {"(S0,S0)->(S0,R) u", {Shard(0), Shard(0)}, {Shard(0), Replicate()}, true, 8100},
   };
-  std::printf("%-18s %-14s %6s %14s %14s %14s %10s\n", "transition", "mesh", "ranks", "plan us/rank",
-              "max us/rank", "cached us", "steps");
+  std::printf("bf16, rows x 8192; %d runs on each of ranks 0, n/3, n/2, n-1\n", reps);
+  std::printf("%-18s %-14s %6s %12s %12s %12s %10s %6s\n", "transition", "mesh", "ranks", "best us",
+              "median us", "max us", "cached us", "steps");
   for (long n = 8; n <= max_ranks; n *= 8) {
     for (const auto& c : cases) {
+      if (!only.empty() && std::string(c.name).find(only) == std::string::npos) continue;
       std::string mesh_text;
       if (c.two_d) {
         long a = 1;
@@ -52,27 +65,28 @@ int main(int argc, char** argv) {
       PlanRequest r{shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(c.from)),
                     shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(c.to)),
                     DType::BF16};
-      // Uncached planning on a few ranks.
+      // Uncached planning on a few ranks, `reps` times each.
       std::vector<std::int64_t> ranks{0, n / 3, n / 2, n - 1};
-      double total = 0, worst = 0;
+      std::vector<double> times;
       std::size_t steps = 0;
-      for (auto rank : ranks) {
-        auto t0 = Clock::now();
-        RankPlan p = plan_rank(r, rank);
-        double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-        total += us;
-        worst = std::max(worst, us);
-        steps = p.steps.size();
-      }
+      for (int k = 0; k < reps; ++k)
+        for (auto rank : ranks) {
+          auto t0 = Clock::now();
+          RankPlan p = plan_rank(r, rank);
+          times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+          steps = p.steps.size();
+        }
+      std::sort(times.begin(), times.end());
+      const double best = times.front(), worst = times.back(), median = times[times.size() / 2];
       // Cached lookups.
       clear_plan_cache();
       (void)cached_plan_rank(r, 1);
-      const int reps = 2000;
+      const int lookups = 2000;
       auto t0 = Clock::now();
-      for (int i = 0; i < reps; ++i) (void)cached_plan_rank(r, 1);
-      double cached = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / reps;
-      std::printf("%-18s %-14s %6ld %14.1f %14.1f %14.2f %10zu\n", c.name, mesh_text.c_str(), n,
-                  total / static_cast<double>(ranks.size()), worst, cached, steps);
+      for (int i = 0; i < lookups; ++i) (void)cached_plan_rank(r, 1);
+      double cached = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / lookups;
+      std::printf("%-18s %-14s %6ld %12.1f %12.1f %12.1f %10.2f %6zu\n", c.name, mesh_text.c_str(), n, best, median,
+                  worst, cached, steps);
       std::fflush(stdout);
     }
   }

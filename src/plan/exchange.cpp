@@ -506,6 +506,10 @@ struct Var {
 struct FastBox {
   Transfer tmpl;
   std::vector<std::vector<Var>> s_vars, d_vars;
+  // (refined digit, stride): digits on a mesh axis on one side and on `m` on the other, which
+  // shift the box's offset on the `m` side.
+  std::vector<std::pair<std::size_t, std::int64_t>> s_off, d_off;
+  std::int64_t elements = 0;
 };
 
 // Greedy mixed-radix decode of r over nested positive strides; false when r is not reachable.
@@ -588,17 +592,34 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
   for (Axis a : axes) gaxes.push_back(*mesh.axis_index(a));
   const bool self_only = kind == StepKind::LocalCopy;
   const bool reduce = p.partial == PartialMode::Reduce && !p.reduced.empty();
+  // Per box, the refined digits that fix an offset in `m` on one side only, and the box's size.
+  for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
+    FastBox& f = fb[bi];
+    const GBox& b = p.boxes[bi];
+    for (std::size_t i = 0; i < b.modes.size(); ++i) {
+      const Mode& m = b.modes[i];
+      if (m.s_axis == mem && m.d_axis != mem) f.s_off.push_back({i, m.s_stride});
+      if (m.d_axis == mem && m.s_axis != mem) f.d_off.push_back({i, m.d_stride});
+    }
+    f.elements = f.tmpl.elements();
+  }
   std::vector<std::int64_t> md, rs, ts, rd, td;
-  // The box b moving from the rank at source coordinate cs to the rank at destination cd.
+  md.reserve(16);
+  rs.assign(p.src.rep.size(), 0);
+  ts.assign(p.src.part.size(), 0);
+  rd.assign(p.dst.rep.size(), 0);
+  td.assign(p.dst.part.size(), 0);
+  // Where box bi lands when it moves from the rank at source coordinate cs to the rank at
+  // destination coordinate cd (false: it does not). Every replica and term digit is on a mesh
+  // axis here (side_vars), so a successful decode sets all of rs, ts, rd, td.
+  struct Hit {
+    std::int64_t src_offset = 0, dst_offset = 0, term = 0;
+  };
   auto between = [&](std::size_t bi, const std::vector<std::int64_t>& cs, const std::vector<std::int64_t>& cd,
-                     Transfer& out) -> bool {
+                     Hit& h) -> bool {
     const GBox& b = p.boxes[bi];
     const FastBox& f = fb[bi];
     md.assign(b.modes.size(), -1);
-    rs.assign(p.src.rep.size(), 0);
-    ts.assign(p.src.part.size(), 0);
-    rd.assign(p.dst.rep.size(), 0);
-    td.assign(p.dst.part.size(), 0);
     for (int a = 0; a < mem; ++a) {
       const auto ua = static_cast<std::size_t>(a);
       if (!decode_axis(cs[ua] - b.s_base[ua], f.s_vars[ua], md, rs, ts)) return false;
@@ -606,29 +627,33 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
     }
     for (std::size_t i = 0; i < p.match.size(); ++i)
       if (td[i] != ts[static_cast<std::size_t>(p.match[i])]) return false;
-    out.extents = f.tmpl.extents;  // reuses out's storage
-    out.src_strides = f.tmpl.src_strides;
-    out.dst_strides = f.tmpl.dst_strides;
-    out.src_offset = f.tmpl.src_offset;
-    out.dst_offset = f.tmpl.dst_offset;
-    out.term = 0;
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (m.s_axis == mem && m.d_axis != mem) out.src_offset += md[i] * m.s_stride;
-      if (m.d_axis == mem && m.s_axis != mem) out.dst_offset += md[i] * m.d_stride;
-    }
-    if (reduce) {
-      std::int64_t x = 0;
-      for (auto j : p.reduced) x = x * p.src.part[j].extent + ts[j];
-      out.term = x;
-    }
+    h.src_offset = f.tmpl.src_offset;
+    h.dst_offset = f.tmpl.dst_offset;
+    for (auto [i, stride] : f.s_off) h.src_offset += md[i] * stride;
+    for (auto [i, stride] : f.d_off) h.dst_offset += md[i] * stride;
+    h.term = 0;
+    if (reduce)
+      for (auto j : p.reduced) h.term = h.term * p.src.part[j].extent + ts[j];
     return true;
+  };
+  // The box built in place (one exact-size allocation per extent/stride list, no temporary).
+  auto emit = [&](std::vector<Transfer>& list, const FastBox& f, const Hit& h) {
+    Transfer& t = list.emplace_back();
+    t.extents = f.tmpl.extents;
+    t.src_offset = h.src_offset;
+    t.src_strides = f.tmpl.src_strides;
+    t.dst_offset = h.dst_offset;
+    t.dst_strides = f.tmpl.dst_strides;
+    t.term = h.term;
   };
   // Members of the group (Mesh::group), visited by ascending rank so messages come out sorted.
   std::int64_t g = 1;
   for (auto a : gaxes) g *= mesh.sizes()[a];
   if (self_only) g = 1;
-  std::vector<std::pair<std::int64_t, std::int64_t>> members;  // (rank, index in group order)
+  // (rank, index in group order). Kept per thread: freeing a temporary this large (64 KiB at
+  // 4096 ranks) while the plan's many small blocks are live makes glibc consolidate the heap.
+  thread_local std::vector<std::pair<std::int64_t, std::int64_t>> members;
+  members.clear();
   members.reserve(static_cast<std::size_t>(g));
   std::vector<std::int64_t> other = c;
   auto member_coord = [&](std::int64_t j) {
@@ -641,36 +666,37 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
     member_coord(j);
     members.push_back({self_only ? rank : mesh.rank_at(other), j});
   }
-  std::sort(members.begin(), members.end());
+  if (!std::is_sorted(members.begin(), members.end())) std::sort(members.begin(), members.end());
   ex.sends.reserve(members.size());
   ex.recvs.reserve(members.size());
-  Transfer t;
+  Hit h;
   for (auto [peer, j] : members) {
     member_coord(j);
     const bool self = peer == rank;
     Message* in = nullptr;
     Message* out = nullptr;
     for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
-      if (between(bi, other, c, t)) {
+      const FastBox& f = fb[bi];
+      if (between(bi, other, c, h)) {
         if (self) {
-          ex.copies.push_back(t);
+          emit(ex.copies, f, h);
         } else {
           if (!in) {
             in = &ex.recvs.emplace_back();
             in->peer = peer;
           }
-          in->boxes.push_back(t);
+          emit(in->boxes, f, h);
+          if (!reduce) ex.lower_bound_elements += f.elements;
         }
       }
-      if (!self && between(bi, c, other, t)) {
+      if (!self && between(bi, c, other, h)) {
         if (!out) {
           out = &ex.sends.emplace_back();
           out->peer = peer;
         }
-        out->boxes.push_back(t);
+        emit(out->boxes, f, h);
       }
     }
-    if (in && !reduce) ex.lower_bound_elements += in->elements();
   }
   if (reduce && !ex.recvs.empty())
     for (const auto& cp : ex.copies) ex.lower_bound_elements += cp.elements();
