@@ -271,7 +271,7 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   if (err.empty()) {
     try {
       check_request(req);
-      plan = cached_plan_rank(req, rt.rank());
+      plan = cached_plan_rank(req, rt.rank(), rt.cost_model());
     } catch (const std::exception& e) {
       err = e.what();
     }

@@ -2,6 +2,7 @@
 #include "axe/runtime.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -28,6 +29,14 @@ constexpr Tunable kTunables[] = {
     {"AXE_TIMEOUT_S", "300", "seconds any wait on a peer may take before it is an axe::Error"},
     {"AXE_LOCAL_RANK", "", "local rank on the node (GPU index) when the launcher sets none"},
     {"AXE_TEST_SEED", "", "seed of the seeded random tests (tests only)"},
+    {"AXE_CALIBRATE", "",
+     "path of a cost-model calibration: loaded when it matches this world (backend, ranks, mesh, sizes), "
+     "else measured at start-up (about a second) and written there; empty: no calibration"},
+    {"AXE_COST_MODEL", "", "path of a cost-model file (KIND [AXIS,...] ALPHA_US GBPS lines) the planner uses"},
+    {"AXE_CALIBRATE_MESH", "",
+     "mesh of the world (e.g. x=2,y=2) whose single-axis groups the calibration also measures; empty: world only"},
+    {"AXE_CALIBRATE_SIZES", "",
+     "per-rank sizes the calibration times (e.g. 64K,16M); empty: 64K,1M,16M on GPUs, 4K,64K,256K on the host backend"},
 };
 }  // namespace
 
@@ -200,13 +209,50 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
     previous_ = g_current;
     g_current = this;
     backend_ = chosen.make(*this);
+    init_cost_model(options);
   } catch (...) {
     if (g_current == this) g_current = previous_;
+    // A start-up step that timed out on a peer (the calibration communicates) leaves MPI unable
+    // to finalize: end the job as ~Runtime does, after saying why.
+    const bool bad = failed();
+    if (owns_mpi_ && bad) {
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "axe: rank %d: %s\n", rank_, e.what());
+      } catch (...) {
+      }
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     backend_.reset();
     transport_.reset();
     if (owns_mpi_) MPI_Finalize();
     throw;
   }
+}
+
+void Runtime::init_cost_model(const RuntimeOptions& options) {
+  const std::string cal = options.calibrate_file.empty() ? tunable("AXE_CALIBRATE") : options.calibrate_file;
+  const std::string file = options.cost_model_file.empty() ? tunable("AXE_COST_MODEL") : options.cost_model_file;
+  std::string err;
+  if (!cal.empty() && !file.empty())
+    err = "AXE_CALIBRATE='" + cal + "' and AXE_COST_MODEL='" + file +
+          "' are both set: calibrate into one file, or load one model, not both";
+  const std::string what = "AXE_CALIBRATE='" + cal + "' AXE_COST_MODEL='" + file + "'";
+  agree("cost model settings", err, fingerprint(what), what);
+  if (!cal.empty()) {
+    cost_model_ = calibrated_model(*this, cal, options.calibration, &cost_model_origin_);
+  } else if (!file.empty()) {
+    cost_model_ = load_cost_model(*this, file);
+    cost_model_origin_ = "file " + file;
+  }
+}
+
+void Runtime::set_cost_model(const CostModel& model) {
+  const std::string text = model.fingerprint();
+  agree("Runtime::set_cost_model", "", fingerprint(text), "cost model " + text);
+  cost_model_ = model;
+  cost_model_origin_ = "set_cost_model";
 }
 
 Runtime::~Runtime() {

@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "axe/backend.hpp"
+#include "axe/calibrate.hpp"
 
 namespace axe {
 
@@ -49,6 +50,10 @@ struct RuntimeOptions {
   std::string backend;   // "" : AXE_BACKEND, else automatic
   int local_rank = -1;   // -1 : from the launcher's environment
   double timeout_s = 0;  // 0 : AXE_TIMEOUT_S
+  // The cost model (see Runtime::cost_model): "" : AXE_COST_MODEL, resp. AXE_CALIBRATE.
+  std::string cost_model_file;
+  std::string calibrate_file;
+  CalibrationOptions calibration;  // sizes, iterations, mesh of a calibration
 };
 
 class MpiTransport;
@@ -72,6 +77,7 @@ class Runtime {
   int local_size() const { return local_size_; }
   double timeout_s() const { return timeout_s_; }
   Backend& backend() { return *backend_; }
+  const Backend& backend() const { return *backend_; }
   MpiTransport& transport() { return *transport_; }
   bool failed() const;
 
@@ -83,13 +89,37 @@ class Runtime {
              std::string_view description = {});
   void barrier();
 
+  // The alpha-beta model every DistTensor plan of this runtime is chosen with (the plan cache
+  // keys on it), identical on every rank (the ranks agreed on its fingerprint). At start-up:
+  //   AXE_CALIBRATE=PATH   load PATH when it holds a calibration of this world (calibration_key:
+  //                        backend, world size, ranks per node, mesh, sizes), else measure it on
+  //                        this backend (calibrate.hpp; about a second) and write PATH (rank 0,
+  //                        atomically). A file that is not a calibration is an error, never
+  //                        overwritten.
+  //   AXE_COST_MODEL=PATH  load a model file (CostModel's text format); a calibration header for
+  //                        another world is an error.
+  //   neither              the planner's default CostModel().
+  // Setting both is an error. Example: AXE_CALIBRATE=/tmp/axe.model axe-run -np 4 ./app measures
+  // on the first run ("measured in 0.4 s, written to /tmp/axe.model") and loads it after.
+  const CostModel& cost_model() const { return cost_model_; }
+  // Where the model came from: "default", "loaded PATH", "measured ..., written to PATH", "file
+  // PATH" (AXE_COST_MODEL) or "set_cost_model".
+  const std::string& cost_model_origin() const { return cost_model_origin_; }
+  // Replaces the model (collective: throws axe::Error on every rank when the ranks pass models
+  // with different fingerprints). Later redistributions plan with it.
+  void set_cost_model(const CostModel& model);
+
  private:
+  void init_cost_model(const RuntimeOptions& options);
+
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   double timeout_s_ = 300;
   bool owns_mpi_ = false;
   std::unique_ptr<MpiTransport> transport_;
   std::unique_ptr<Backend> backend_;
   Runtime* previous_ = nullptr;
+  CostModel cost_model_;
+  std::string cost_model_origin_ = "default";
 };
 
 // FNV-1a 64-bit of a text: fingerprints are computed from text forms (axis names, not ids), so
