@@ -226,6 +226,8 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
   AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   set_pipeline(env_int("AXE_PIPELINE_CHUNKS", max_chunks_, 1),
                env_int("AXE_PIPELINE_MIN_BYTES", min_pipeline_bytes_, 1));
+  pipeline_blocks_per_sm_ = static_cast<int>(env_int("AXE_PIPELINE_BLOCKS_PER_SM", pipeline_blocks_per_sm_, 1));
+  if (pipeline_blocks_per_sm_ > 8) fail("AXE_PIPELINE_BLOCKS_PER_SM: " + std::to_string(pipeline_blocks_per_sm_) + " > 8");
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -558,7 +560,7 @@ void CudaExecutor::build(Prepared& p) {
       if (s.chunks > 1 || (s.reduce && ps.mode == Mode::P2P)) continue;  // planner-chunked, or terms
       if (ps.mode != Mode::AllGather && ps.mode != Mode::ReduceScatter && ps.mode != Mode::P2P) continue;
       const auto [work, moved] = kernel_work(ps);
-      if (moved == 0 || work * es < min_pipeline_bytes_) continue;
+      if (max_chunks_ < 2 || moved == 0 || work * es < min_pipeline_bytes_) continue;
       p.wish[i] = std::clamp<std::int64_t>(work * es / pipeline_chunk_bytes_, 2, max_chunks_);
     }
   }
@@ -728,6 +730,14 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     const bool piped = ps.chunks > 1;
     cudaEvent_t* ev_pack = nullptr;
     cudaEvent_t* ev_unpack = nullptr;
+    // Kernels of a chunk share the GPU with the transfer of its neighbours: fewer blocks per SM.
+    struct Occupancy {
+      int old = 0;
+      explicit Occupancy(int n) : old(n > 0 ? set_box_blocks_per_sm(n) : 0) {}
+      ~Occupancy() {
+        if (old > 0) set_box_blocks_per_sm(old);
+      }
+    } occupancy(ps.chunks > 1 ? pipeline_blocks_per_sm_ : 0);
     if (piped) {
       ensure_pipeline_streams();
       sp = pack_stream_;

@@ -478,6 +478,8 @@ int pointer_align(const void* p) {
   return a;
 }
 
+thread_local int t_blocks_per_sm = 8;
+
 int grid_for(std::int64_t chunks) {
   static int sms = [] {
     int dev = 0, n = 0;
@@ -486,7 +488,7 @@ int grid_for(std::int64_t chunks) {
       return 132;
     return n;
   }();
-  return static_cast<int>(std::min<std::int64_t>(chunks, static_cast<std::int64_t>(sms) * 8));
+  return static_cast<int>(std::min<std::int64_t>(chunks, static_cast<std::int64_t>(sms) * t_blocks_per_sm));
 }
 
 template <class F>
@@ -516,6 +518,13 @@ int op_code(ReduceOp op) {
 }
 
 }  // namespace
+
+int set_box_blocks_per_sm(int n) {
+  if (n < 1 || n > 8) fail("set_box_blocks_per_sm: " + std::to_string(n) + " outside 1..8");
+  const int old = t_blocks_per_sm;
+  t_blocks_per_sm = n;
+  return old;
+}
 
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
                 const void* src2) {

@@ -136,6 +136,7 @@ class CudaExecutor {
   std::int64_t launches_ = 0, nccl_calls_ = 0;
   std::int64_t max_chunks_ = 8, min_pipeline_bytes_ = std::int64_t{8} << 20,
                pipeline_chunk_bytes_ = std::int64_t{8} << 20;
+  int pipeline_blocks_per_sm_ = 4;  // box-kernel occupancy in pipelined steps (AXE_PIPELINE_BLOCKS_PER_SM)
   cudaStream_t pack_stream_ = nullptr, unpack_stream_ = nullptr;
   std::vector<cudaEvent_t> events_;  // fork, then per chunk: packed, transferred, unpacked
 };

@@ -77,6 +77,12 @@ class BoxList {
   std::shared_ptr<Tables> tables_;  // device tables by alignment, shared by copies
 };
 
+// Occupancy of the box kernels (copy_boxes, reduce_boxes, fill_boxes): at most n blocks of 256
+// threads per SM (1..8; 8, the default, fills the GPU). A pipelined step lowers it while NCCL runs
+// on another stream, so NCCL's blocks find room on every SM. Per host thread; returns the previous
+// value; axe::Error outside 1..8.
+int set_box_blocks_per_sm(int n);
+
 // dst box = src box (bitwise), every box of `list`, one launch. Boxes marked
 // from_second_source() read `src2` instead of `src`.
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
