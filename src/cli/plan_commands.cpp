@@ -9,17 +9,24 @@
 #include "axe/plan.hpp"
 #include "axe/simulate.hpp"
 #include "cli/cli.hpp"
+#include "cli/cli_util.hpp"
 
 namespace axe::cli {
 namespace {
 
 constexpr const char* kPlanUsage =
     "plan --shape 64,128 --mesh gpu=4 --from LAYOUT --to LAYOUT [--to-mesh MESH] [--dtype f32]\n"
-    "       [--cost FILE] [--json]   LAYOUT: an Axe layout (S[...]...) or placements, one per\n"
-    "       mesh axis: S(d), R, P, P(max) (e.g. \"S(0),R\"); MESH: dp=2,tp=2[:RANKS]";
+    "       [--cost FILE] [--staging-limit BYTES] [--spread-min BYTES] [--json]\n"
+    "       LAYOUT: an Axe layout (S[...]...) or placements, one per mesh axis: S(d), R, P, P(max)\n"
+    "       (e.g. \"S(0),R\"); MESH: dp=2,tp=2[:RANKS]; BYTES: an integer, optionally with K, M or G\n"
+    "       (1K = 1024). --staging-limit: most bytes a step may stage per rank; a step that could\n"
+    "       stage more is split into chunks (default: 4x the source + destination shards, at least\n"
+    "       1M). --spread-min: a point-to-point step from a source replicated R ways splits each box\n"
+    "       over the R replicas when the destination shard / R is at least this (default 16K)";
 constexpr const char* kSimulateUsage =
-    "simulate ...the same arguments as plan... [--dump DIR]   run on simulated ranks, verify, and\n"
-    "       write each destination rank's buffer to DIR/rank<r>.bin (float64, padding NaN)";
+    "simulate ...the same arguments as plan (--staging-limit BYTES, --spread-min BYTES too)...\n"
+    "       [--dump DIR]   run on simulated ranks, verify, and write each destination rank's buffer\n"
+    "       to DIR/rank<r>.bin (float64, padding NaN)";
 
 DistLayout parse_dist(const std::string& text, const std::vector<std::int64_t>& shape, const Mesh& mesh,
                       const char* which) {
@@ -41,12 +48,15 @@ PlanRequest request(const Args& args, CostModel& cost) {
   if (args.has("cost")) cost = CostModel::load(args.get("cost"));
   PlanRequest r{parse_dist(args.get("from"), shape, from_mesh, "from"), parse_dist(args.get("to"), shape, to_mesh, "to"),
                 dt};
+  // 0 (the library's "default") is accepted and means the default.
+  if (args.has("staging-limit")) r.staging_limit = util::parse_bytes(args.get("staging-limit"), "--staging-limit");
+  if (args.has("spread-min")) r.spread_min_bytes = util::parse_bytes(args.get("spread-min"), "--spread-min");
   check_request(r);
   return r;
 }
 
 int run_plan(const Args& args, std::ostream& out) {
-  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost"});
+  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost", "staging-limit", "spread-min"});
   if (!args.positional.empty()) fail("plan: unexpected argument '" + args.positional[0] + "'");
   CostModel cost;
   Plan p = plan_all(request(args, cost), cost);
@@ -55,7 +65,7 @@ int run_plan(const Args& args, std::ostream& out) {
 }
 
 int run_simulate(const Args& args, std::ostream& out) {
-  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost", "dump"});
+  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost", "staging-limit", "spread-min", "dump"});
   if (!args.positional.empty()) fail("simulate: unexpected argument '" + args.positional[0] + "'");
   CostModel cost;
   PlanRequest r = request(args, cost);

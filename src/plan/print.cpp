@@ -101,10 +101,11 @@ std::string to_json(const Plan& p) {
     << json_str(internal::shape_text(p.request.from.shape())) << ", \"dtype\": " << json_str(to_string(p.request.dtype))
     << ", \"steps\": [";
   for (std::size_t i = 0; i < p.kinds.size(); ++i) {
-    std::int64_t bytes = 0, max_rank = 0;
+    std::int64_t bytes = 0, max_rank = 0, staging = 0;
     std::vector<std::string> peers;
     for (const auto& r : p.ranks) {
       const Step& s = r.steps[i];
+      staging = std::max(staging, s.staging_bytes);
       bytes += s.elements_sent() * es;
       max_rank = std::max(max_rank, std::max(s.elements_sent(), s.elements_received()) * es);
       for (const auto& m : s.sends)
@@ -113,7 +114,10 @@ std::string to_json(const Plan& p) {
     }
     o << (i ? ", " : "") << "{\"kind\": " << json_str(to_string(p.kinds[i])) << ", \"axes\": [";
     for (std::size_t a = 0; a < p.axes[i].size(); ++a) o << (a ? ", " : "") << json_str(p.axes[i][a].name());
-    o << "], \"bytes\": " << bytes << ", \"max_bytes_per_rank\": " << max_rank << ", \"messages\": [";
+    const Step* first = p.ranks.empty() ? nullptr : &p.ranks[0].steps[i];
+    o << "], \"bytes\": " << bytes << ", \"max_bytes_per_rank\": " << max_rank
+      << ", \"staging_bytes\": " << staging << ", \"chunk\": " << (first ? first->chunk : 0)
+      << ", \"chunks\": " << (first ? first->chunks : 1) << ", \"messages\": [";
     for (std::size_t j = 0; j < peers.size(); ++j) o << (j ? ", " : "") << peers[j];
     o << "]}";
   }
