@@ -115,10 +115,13 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> sizes = host ? std::vector<std::int64_t>{64 << 10, 1 << 20, 8 << 20}
                                          : std::vector<std::int64_t>{1 << 20, 16 << 20, 256 << 20};
   bool quick = false;
+  int reps = default_repeats(rt);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc)
       iters = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--repeats" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--sizes" && i + 1 < argc)
       sizes = parse_sizes(argv[++i]);
     else if (a == "--quick")
@@ -206,9 +209,10 @@ int main(int argc, char** argv) {
   }
   if (root) {
     std::printf(
-        "plans under the default and the measured model (f32; t: median of %d runs, slowest rank; "
+        "plans under the default and the measured model (f32; t: median of %d batches of %d runs, "
+        "slowest rank; "
         "est: the model's own estimate)\n",
-        iters);
+        iters, reps);
     std::printf("%-24s %6s | %-44s %9s %9s | %-44s %9s %9s | %s\n", "transition", "global",
                 "default plan", "est us", "t us", "measured-model plan", "est us", "t us",
                 "verdict");
@@ -229,10 +233,10 @@ int main(int argc, char** argv) {
       const bool same = pd->steps.size() == pm->steps.size() && steps_text(*pd) == steps_text(*pm);
       double td = 0, tm = 0;
       if (same) {
-        td = tm = time_plan(rt, *pd, iters);
+        td = tm = time_plan(rt, *pd, iters, reps);
       } else {
         const RankPlan* both[] = {pd.get(), pm.get()};  // alternated: drift hits both alike
-        auto t = time_plans(rt, both, iters);
+        auto t = time_plans(rt, both, iters, reps);
         td = t[0];
         tm = t[1];
       }

@@ -252,9 +252,18 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
   return v;
 }
 
+}  // namespace
+
+int default_repeats(const Runtime& rt) {
+  return rt.backend().name() == "host" ? 1 : 8;
+}
+
+namespace {
+
 struct Resolved {
   std::vector<std::int64_t> sizes;
   int iterations = 5;
+  int repeats = 1;
   std::string mesh_text;  // "" : none
   Mesh mesh;
 };
@@ -276,6 +285,7 @@ Resolved resolve(const Runtime& rt, const CalibrationOptions& o) {
     fail("calibration sizes {" + list +
          "}: need at least two different per-rank sizes of at least 1024 bytes");
   r.iterations = o.iterations > 0 ? o.iterations : host ? 7 : 10;
+  r.repeats = o.repeats > 0 ? o.repeats : default_repeats(rt);
   r.mesh_text = o.mesh.empty() ? tunable("AXE_CALIBRATE_MESH") : o.mesh;
   if (!r.mesh_text.empty()) {
     r.mesh = parse_mesh(r.mesh_text);
@@ -313,10 +323,11 @@ double now_s() {
 
 }  // namespace
 
-std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> plans,
-                               int iterations) {
-  if (iterations < 1)
-    fail("time_plans: iterations must be >= 1 (got " + std::to_string(iterations) + ")");
+std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> plans, int iterations,
+                               int repeats) {
+  if (iterations < 1 || repeats < 1)
+    fail("time_plans: iterations and repeats must be >= 1 (got " + std::to_string(iterations) +
+         ", " + std::to_string(repeats) + ")");
   Backend& be = rt.backend();
   struct Bufs {
     std::shared_ptr<Buffer> src, dst;
@@ -327,10 +338,12 @@ std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> pla
     Bufs b;
     b.src = be.allocate(p->buffers.empty() ? 0 : static_cast<std::size_t>(p->buffers.front()) * es);
     b.dst = be.allocate(p->buffers.empty() ? 0 : static_cast<std::size_t>(p->buffers.back()) * es);
-    if (!p->buffers.empty())
-      be.execute_async(*p, *b.src, *b.dst);  // warm-up (communicators, caches)
     bufs.push_back(std::move(b));
   }
+  // Warm-up: one untimed batch of each (communicators, caches, clocks).
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    for (int k = 0; k < repeats && !plans[i]->buffers.empty(); ++k)
+      be.execute_async(*plans[i], *bufs[i].src, *bufs[i].dst);
   be.synchronize();
   // Round robin: run k of every plan, then run k+1, ... so that a slow period of a shared
   // machine hits every plan alike instead of whichever was being timed.
@@ -340,9 +353,10 @@ std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> pla
     for (std::size_t i = 0; i < np; ++i) {
       rt.barrier();
       const double t0 = now_s();
-      if (!plans[i]->buffers.empty()) be.execute_async(*plans[i], *bufs[i].src, *bufs[i].dst);
+      for (int k = 0; k < repeats && !plans[i]->buffers.empty(); ++k)
+        be.execute_async(*plans[i], *bufs[i].src, *bufs[i].dst);
       be.synchronize();
-      ns[i * n + it] = static_cast<std::uint64_t>((now_s() - t0) * 1e9);
+      ns[i * n + it] = static_cast<std::uint64_t>((now_s() - t0) * 1e9 / repeats);
     }
   rt.transport().allreduce_max(ns, "timing plans (slowest rank)");
   std::vector<double> med(np);
@@ -356,9 +370,9 @@ std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> pla
   return med;
 }
 
-double time_plan(Runtime& rt, const RankPlan& plan, int iterations) {
+double time_plan(Runtime& rt, const RankPlan& plan, int iterations, int repeats) {
   const RankPlan* p = &plan;
-  return time_plans(rt, std::span<const RankPlan* const>(&p, 1), iterations)[0];
+  return time_plans(rt, std::span<const RankPlan* const>(&p, 1), iterations, repeats)[0];
 }
 
 namespace {
@@ -405,7 +419,7 @@ std::vector<CalibrationSeries> measure(Runtime& rt, const std::vector<SeriesSpec
     }
     std::vector<const RankPlan*> ptrs;
     for (const auto& p : plans) ptrs.push_back(&p);
-    std::vector<double> t = time_plans(rt, ptrs, r.iterations);
+    std::vector<double> t = time_plans(rt, ptrs, r.iterations, r.repeats);
     for (std::size_t j = 0; j < which.size(); ++j) {
       const CalibrationCase& c = cases[which[j]].back();
       CalibrationPoint p;
@@ -442,12 +456,13 @@ std::string utc_now() {
   return buf;
 }
 
-std::string calibration_text(const Calibration& c, int iterations) {
+std::string calibration_text(const Calibration& c, int iterations, int repeats) {
   std::string s = std::string(kHeader) + c.key + "\n";
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "# measured %s in %.2f s; per point the median of %d runs of the slowest rank\n",
-                utc_now().c_str(), c.seconds, iterations);
+                "# measured %s in %.2f s; per point the median of %d batches of %d runs (time per "
+                "run) of the slowest rank\n",
+                utc_now().c_str(), c.seconds, iterations, repeats);
   s += buf;
   s += "# lines: KIND [AXES] ALPHA_US GBPS (no axes: the world group, the default for any group)\n";
   for (const auto& x : c.series) {
@@ -532,7 +547,7 @@ Calibration calibrate(Runtime& rt, const CalibrationOptions& options) {
   c.seconds = now_s() - t0;
   // Rank 0's text is the model everywhere (the timings are already max-reduced, so the ranks
   // would agree anyway; this also fixes the wall time and the date).
-  std::string text = calibration_text(c, r.iterations);
+  std::string text = calibration_text(c, r.iterations, r.repeats);
   std::uint64_t len = text.size();
   rt.transport().broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&len, 1)), 0,
                            "cost-model calibration");

@@ -66,6 +66,8 @@ struct CalibrationOptions {
   std::vector<std::int64_t> sizes;
   // Timed iterations per point (after one untimed warm-up); 0: 10 on a device, 7 on the host.
   int iterations = 0;
+  // Back-to-back runs per timed iteration (time_plans); 0: default_repeats (8 on a device).
+  int repeats = 0;
   // A mesh of the world ("x=2,y=2", row-major ranks) whose single-axis subgroups are measured
   // too (entries "KIND x", "KIND y"); "": AXE_CALIBRATE_MESH; still "": the world group only.
   std::string mesh;
@@ -109,14 +111,19 @@ struct CalibrationCase {
 CalibrationCase calibration_case(StepKind kind, const Mesh& mesh, const std::vector<Axis>& axes,
                                  std::int64_t shard_bytes);
 
-// Seconds each plan (this rank's part) takes on rt's backend: one untimed run of each, then
-// `iterations` rounds that run every plan once in order, each run after a barrier and timed to
-// completion (Backend::synchronize); per plan the median over the rounds of the slowest rank's
-// time. Round robin, so a slow period of a shared machine hits every plan alike. Collective
-// (every rank passes its parts of the same plans in the same order); buffers are allocated here
-// (zeros). time_plan: one plan.
-std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> plans, int iterations);
-double time_plan(Runtime& rt, const RankPlan& plan, int iterations);
+// Seconds each plan (this rank's part) takes on rt's backend: one untimed batch of each, then
+// `iterations` rounds that run every plan's batch in order, each batch after a barrier: `repeats`
+// back-to-back Backend::execute_async calls, then one synchronize(), the time divided by
+// `repeats`. Per plan the median over the rounds of the slowest rank's time. Round robin, so a
+// slow period of a shared machine hits every plan alike; batches, so a device backend's time is
+// that of its stream (the host's waits overlap it) rather than of one host round trip per run.
+// Collective (every rank passes its parts of the same plans in the same order); buffers are
+// allocated here (zeros). time_plan: one plan. default_repeats: 1 on the host backend (it
+// executes synchronously), 8 on a device backend.
+std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> plans, int iterations,
+                               int repeats = 1);
+double time_plan(Runtime& rt, const RankPlan& plan, int iterations, int repeats = 1);
+int default_repeats(const Runtime& rt);
 
 // "format=1 backend=NAME world=P ranks_per_node=L mesh=MESH sizes=N1,N2" for `rt` and the
 // resolved options (mesh "-" when none).
