@@ -485,7 +485,7 @@ int main(int argc, char** argv) {
         results.push_back(r);
       }
       // The bound on the same bytes.
-      ncclComm_t bc = group.empty() ? comm.world() : comm.group(group);
+      ncclComm_t bc = group.empty() ? comm.data_world() : comm.group(group);
       const ncclDataType_t nt = cuda::nccl_type(c.dtype);
       const std::int64_t me_in_group =
           group.empty() ? rank : std::find(group.begin(), group.end(), rank) - group.begin();

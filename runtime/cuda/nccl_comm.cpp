@@ -52,16 +52,16 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 
 bool blocking_from_env() {
   const char* v = std::getenv("AXE_NCCL_BLOCKING");
-  if (!v || !*v) return false;
+  if (!v || !*v) return true;
   const std::string s(v);
   if (s == "1") return true;
   if (s == "0") return false;
   fail("AXE_NCCL_BLOCKING: '" + s + "' is neither 0 nor 1");
 }
 
-ncclConfig_t NcclComm::config() const {
+ncclConfig_t NcclComm::config(bool data) const {
   ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
-  c.blocking = blocking_ ? 1 : 0;
+  c.blocking = data && blocking_ ? 1 : 0;
   return c;
 }
 
@@ -83,7 +83,7 @@ ncclUniqueId NcclComm::unique_id() {
 
 void NcclComm::init(const ncclUniqueId& id) {
   AXE_CUDA_CHECK(cudaSetDevice(device_));
-  ncclConfig_t cfg = config();
+  ncclConfig_t cfg = config(false);
   const ncclResult_t r = ncclCommInitRankConfig(&world_, size_, id, rank_, &cfg);
   if (r != ncclSuccess && r != ncclInProgress) {
     failed_ = true;
@@ -92,6 +92,20 @@ void NcclComm::init(const ncclUniqueId& id) {
                 "): " + ncclGetErrorString(r));
   }
   settle(world_, "ncclCommInitRankConfig");
+  if (blocking_) data_ = split(0, rank_, "ncclCommSplit (blocking data communicator)");
+}
+
+ncclComm_t NcclComm::split(int color, int key, const char* what) {
+  ncclConfig_t cfg = config(true);
+  ncclComm_t child = nullptr;
+  const ncclResult_t r = ncclCommSplit(world_, color, key, &child, &cfg);
+  if (r != ncclSuccess && r != ncclInProgress)
+    abort_and_throw(std::string(what) + " failed: " + ncclGetErrorString(r));
+  settle(world_, what);
+  if (color == NCCL_SPLIT_NOCOLOR) return nullptr;
+  if (!child) abort_and_throw(std::string(what) + " returned no communicator");
+  settle(child, what);
+  return child;
 }
 
 NcclComm::~NcclComm() {
@@ -117,6 +131,7 @@ NcclComm::~NcclComm() {
     ncclCommDestroy(c);
   };
   for (auto& [g, c] : groups_) finish(c);
+  finish(data_);
   finish(world_);
 }
 
@@ -125,6 +140,8 @@ void NcclComm::abort_and_throw(const std::string& message) {
   for (auto& [g, c] : groups_)
     if (c) ncclCommAbort(c);
   groups_.clear();
+  if (data_) ncclCommAbort(data_);
+  data_ = nullptr;
   if (world_) ncclCommAbort(world_);
   world_ = nullptr;
   throw Error("NCCL rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": " + message +
@@ -167,6 +184,7 @@ void NcclComm::wait(cudaEvent_t event, const char* what) {
     if (e != cudaErrorNotReady)
       abort_and_throw(std::string(what) + ": CUDA error " + cudaGetErrorString(e));
     check(world_);
+    check(data_);
     for (auto& [g, c] : groups_) check(c);
     if (std::chrono::steady_clock::now() > deadline)
       abort_and_throw(std::string(what) + " timed out after " + std::to_string(timeout_) +
@@ -233,17 +251,7 @@ void NcclComm::ensure_groups(const std::vector<std::vector<std::int64_t>>& group
       color = static_cast<int>(*std::min_element(g.begin(), g.end()));
       key = static_cast<int>(it - g.begin());
     }
-    ncclConfig_t cfg = config();
-    ncclComm_t child = nullptr;
-    const ncclResult_t r = ncclCommSplit(world_, color, key, &child, &cfg);
-    if (r != ncclSuccess && r != ncclInProgress)
-      abort_and_throw(std::string("ncclCommSplit failed: ") + ncclGetErrorString(r));
-    settle(world_, "ncclCommSplit");
-    if (color != NCCL_SPLIT_NOCOLOR) {
-      if (!child) abort_and_throw("ncclCommSplit returned no communicator");
-      settle(child, "ncclCommSplit (child)");
-      groups_[g] = child;
-    }
+    if (ncclComm_t child = split(color, key, "ncclCommSplit")) groups_[g] = child;
   }
 }
 

@@ -3,12 +3,23 @@
 // sharing every mesh coordinate but the step's axes), split off lazily with ncclCommSplit and
 // cached by group.
 //
-// Every communicator is non-blocking (ncclConfig_t::blocking = 0), so no NCCL call can hang the
-// host: calls return at once and NcclComm polls ncclCommGetAsyncError under a deadline of
-// timeout() seconds (AXE_TIMEOUT_S, default 300). On an asynchronous error or a timeout every
-// communicator of this rank is aborted (ncclCommAbort) and axe::Error is thrown naming the rank,
-// the operation and the NCCL message; peers blocked on this rank then fail the same way within
-// their own timeout, so every rank raises.
+// Two kinds of communicators:
+//   - control: the world communicator is non-blocking (ncclConfig_t::blocking = 0), so its
+//     calls (bootstrap, the agreements of allreduce_max, the splits) never hang the host: they
+//     return at once and NcclComm polls ncclCommGetAsyncError under a deadline of timeout()
+//     seconds (AXE_TIMEOUT_S, default 300).
+//   - data: the communicators the executor moves data on (data_world(), the groups) are split
+//     off the world at plan time, when every rank has just taken part in a bounded agreement.
+//     With AXE_NCCL_BLOCKING=1 (the default) they are blocking: a non-blocking communicator
+//     hands every call to a background thread and the caller polls for it (measured on 2 H200s:
+//     ~20 us more host time per NCCL call). A blocking call can only wait on the host for a peer
+//     while NCCL sets up a connection on first use, at a step every rank has agreed to run, so a
+//     peer that dies in that window can hang this rank; AXE_NCCL_BLOCKING=0 makes them
+//     non-blocking too, for jobs that want every host wait bounded.
+// Work on the GPU is waited for by wait(), which polls every communicator and the deadline. On an
+// asynchronous error or a timeout every communicator of this rank is aborted (ncclCommAbort) and
+// axe::Error is thrown naming the rank, the operation and the NCCL message; peers blocked on this
+// rank then fail the same way within their own timeout, so every rank raises.
 //
 // Example (2 processes): NcclComm c(MPI_COMM_WORLD, local_rank); c.size() == 2;
 //   ncclComm_t g = c.group({0, 1});  // == the world's ranks, in this order
@@ -44,7 +55,7 @@ namespace axe::cuda {
 
 // AXE_TIMEOUT_S parsed as seconds > 0 (default 300); throws axe::Error naming the text.
 double timeout_seconds_from_env();
-// AXE_NCCL_BLOCKING: "1" blocking communicators, "0" or unset non-blocking; else axe::Error.
+// AXE_NCCL_BLOCKING: "1" or unset: blocking data communicators, "0": non-blocking; else axe::Error.
 bool blocking_from_env();
 
 ncclDataType_t nccl_type(DType t);
@@ -72,7 +83,9 @@ class NcclComm {
   double timeout() const { return timeout_; }
   bool failed() const { return failed_; }
   bool blocking() const { return blocking_; }
-  ncclComm_t world() const { return world_; }
+  ncclComm_t world() const { return world_; }  // control: non-blocking
+  // The world for data (point-to-point steps): a blocking duplicate of world() in blocking mode.
+  ncclComm_t data_world() const { return data_ ? data_ : world_; }
 
   // The cached communicator of `group` (world ranks in collective order), nullptr if none yet.
   ncclComm_t find_group(std::span<const std::int64_t> group) const;
@@ -96,12 +109,16 @@ class NcclComm {
 
  private:
   void init(const ncclUniqueId& id);
-  ncclConfig_t config() const;
+  ncclConfig_t config(bool data) const;
+  // ncclCommSplit of the world (collective over the world) into a data communicator; nullptr for
+  // NCCL_SPLIT_NOCOLOR.
+  ncclComm_t split(int color, int key, const char* what);
   bool blocking_ = false;
   int rank_ = 0, size_ = 1, device_ = 0;
   double timeout_ = 300;
   bool failed_ = false;
   ncclComm_t world_ = nullptr;
+  ncclComm_t data_ = nullptr;  // blocking duplicate of world_ (blocking mode)
   std::map<std::vector<std::int64_t>, ncclComm_t> groups_;
 };
 
