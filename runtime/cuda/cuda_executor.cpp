@@ -502,7 +502,10 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
 // Pack and unpack work of a step on this rank (elements moved by kernels around its transfer),
 // and its transferred elements; 0 work when the step is one zero-copy call or purely local.
 std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps) {
-  std::int64_t work = ps.pack.elements() + ps.result.elements();
+  // A native collective whose block is contiguous in `in` (send_at >= 0) sends it as is: its
+  // pack list (the own slot of an in-place all-gather) is never launched.
+  const bool packs = ps.mode == Mode::P2P || ps.send_at < 0;
+  std::int64_t work = (packs ? ps.pack.elements() : 0) + (ps.recv_at < 0 ? ps.result.elements() : 0);
   for (const auto& [t, l] : ps.unpack) work += l.elements();
   std::int64_t moved = 0;
   switch (ps.mode) {
@@ -834,15 +837,15 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
         for (const auto& m : ps.sends)
           if (m.n > 0)
             AXE_NCCL_CHECK(ncclSend((m.direct ? inc : sendr) + m.off * es, static_cast<std::size_t>(m.n * es),
-                                    ncclUint8, static_cast<int>(m.peer), comm_->world(), stream_));
+                                    ncclUint8, static_cast<int>(m.peer), comm_->data_world(), stream_));
         for (const auto& m : ps.recvs)
           if (m.n > 0)
             AXE_NCCL_CHECK(ncclRecv((m.direct ? outc : recvr) + m.off * es, static_cast<std::size_t>(m.n * es),
-                                    ncclUint8, static_cast<int>(m.peer), comm_->world(), stream_));
+                                    ncclUint8, static_cast<int>(m.peer), comm_->data_world(), stream_));
         const ncclResult_t r = ncclGroupEnd();
         if (r != ncclSuccess && r != ncclInProgress)
           comm_->abort_and_throw(std::string("ncclGroupEnd (send/recv) failed: ") + ncclGetErrorString(r));
-        comm_->settle(comm_->world(), "grouped ncclSend/ncclRecv");
+        comm_->settle(comm_->data_world(), "grouped ncclSend/ncclRecv");
         ++nccl_calls_;
       }
     }

@@ -36,16 +36,20 @@
 //     source, or packed into the own slot and in place). All-reduce with a non-contiguous term
 //     packs into the output and reduces in place. The source buffer is never written.
 // So S(0)->R, P->R and P->S(0) with contiguous blocks are one NCCL call and no kernel.
-// Pipelining: a step whose pack and unpack kernels move at least AXE_PIPELINE_MIN_BYTES on some
-// rank (all-gather, reduce-scatter, point-to-point steps without reduction) runs as chunks
+// Pipelining (opt-in, AXE_PIPELINE_CHUNKS > 1): a step whose pack and unpack kernels move at
+// least AXE_PIPELINE_MIN_BYTES on some rank (all-gather, reduce-scatter, point-to-point steps without reduction) runs as chunks
 // (split_step: chunk c moves elements [c*M/K, (c+1)*M/K) of every message), on three streams:
 // packs on one, the NCCL calls on the executor's stream, unpacks on a third; chunks alternate
 // between two staging slots, so chunk c+1 packs and chunk c-1 unpacks while chunk c is on the
 // wire, and staging is two chunks instead of the whole step. The number of chunks is the
 // maximum over the world of what each rank asks for (agreed in connect()), so every member of
-// a group makes the same calls. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs: every rank
-// unpacks 256 MiB, so the all-gather runs as 8 all-gathers of 16 MiB blocks, each unpacked while
-// the next is transferred.
+// a group makes the same calls. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs with
+// AXE_PIPELINE_CHUNKS=8: every rank unpacks 256 MiB, so the all-gather runs as 8 all-gathers of
+// 16 MiB blocks, each unpacked while the next is transferred. It is off by default because on 2
+// H200s over NVLink it did not pay: the box kernels and NCCL's share the SMs and HBM, and at
+// 1 GiB S(1)->R went from 1.29x to 1.31-1.49x the raw all-gather (4 or 8 chunks, 2-8 blocks per
+// SM); it does cut staging (P->S(1): 2x the destination unchunked, 1x with 4 chunks, at the same
+// speed).
 // Plan time (first execute of a plan, cached by plan) has two parts:
 //   prepare_local(): descriptor tables built and uploaded, staging allocated once (intermediate
 //     buffers plus the largest step's send + receive bytes), the shape checks above. Local.
@@ -116,7 +120,7 @@ class CudaExecutor {
 
   // Pipelining (see above): a step is split in chunks when this rank's pack + unpack work is at
   // least min_bytes, into work / chunk_bytes chunks, at least 2 and at most max_chunks (1 turns
-  // pipelining off). Defaults: AXE_PIPELINE_CHUNKS (8), AXE_PIPELINE_MIN_BYTES (8 MiB),
+  // pipelining off). Defaults: AXE_PIPELINE_CHUNKS (1: off), AXE_PIPELINE_MIN_BYTES (8 MiB),
   // chunk_bytes 8 MiB. Affects plans prepared afterwards; throws axe::Error on values out of
   // range (max_chunks 1..16, the others >= 1).
   void set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes,
@@ -134,7 +138,7 @@ class CudaExecutor {
   cudaEvent_t done_ = nullptr;
   std::map<const RankPlan*, std::unique_ptr<Prepared>> cache_;
   std::int64_t launches_ = 0, nccl_calls_ = 0;
-  std::int64_t max_chunks_ = 8, min_pipeline_bytes_ = std::int64_t{8} << 20,
+  std::int64_t max_chunks_ = 1, min_pipeline_bytes_ = std::int64_t{8} << 20,
                pipeline_chunk_bytes_ = std::int64_t{8} << 20;
   int pipeline_blocks_per_sm_ = 4;  // box-kernel occupancy in pipelined steps (AXE_PIPELINE_BLOCKS_PER_SM)
   cudaStream_t pack_stream_ = nullptr, unpack_stream_ = nullptr;
