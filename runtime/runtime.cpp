@@ -2,6 +2,7 @@
 #include "axe/runtime.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -231,7 +232,12 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
   }
 }
 
+namespace {
+std::atomic<std::uint64_t> g_cost_model_versions{0};
+}  // namespace
+
 void Runtime::init_cost_model(const RuntimeOptions& options) {
+  cost_model_version_ = ++g_cost_model_versions;
   const std::string cal = options.calibrate_file.empty() ? tunable("AXE_CALIBRATE") : options.calibrate_file;
   const std::string file = options.cost_model_file.empty() ? tunable("AXE_COST_MODEL") : options.cost_model_file;
   std::string err;
@@ -253,6 +259,7 @@ void Runtime::set_cost_model(const CostModel& model) {
   agree("Runtime::set_cost_model", "", fingerprint(text), "cost model " + text);
   cost_model_ = model;
   cost_model_origin_ = "set_cost_model";
+  cost_model_version_ = ++g_cost_model_versions;
 }
 
 Runtime::~Runtime() {

@@ -108,6 +108,8 @@ class Runtime {
   // Replaces the model (collective: throws axe::Error on every rank when the ranks pass models
   // with different fingerprints). Later redistributions plan with it.
   void set_cost_model(const CostModel& model);
+  // Changes whenever the model does, and differs between runtimes: a key for caches of plans.
+  std::uint64_t cost_model_version() const { return cost_model_version_; }
 
  private:
   void init_cost_model(const RuntimeOptions& options);
@@ -120,6 +122,7 @@ class Runtime {
   Runtime* previous_ = nullptr;
   CostModel cost_model_;
   std::string cost_model_origin_ = "default";
+  std::uint64_t cost_model_version_ = 0;
 };
 
 // FNV-1a 64-bit of a text: fingerprints are computed from text forms (axis names, not ids), so
