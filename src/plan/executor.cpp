@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 
 #include "axe/error.hpp"
 #include "plan/internal.hpp"
@@ -57,7 +58,7 @@ void scale(DType t, std::byte* p, std::int64_t n, double divisor) {
 
 // Calls f(offset) for every element of a box, row-major.
 template <class F>
-void for_box(const std::vector<std::int64_t>& ext, const std::vector<std::int64_t>& strides, std::int64_t base, F&& f) {
+void for_box(std::span<const std::int64_t> ext, std::span<const std::int64_t> strides, std::int64_t base, F&& f) {
   const std::size_t n = ext.size();
   for (auto e : ext)
     if (e <= 0) return;
@@ -81,7 +82,7 @@ void for_box(const std::vector<std::int64_t>& ext, const std::vector<std::int64_
   }
 }
 
-void check_range(const std::vector<std::int64_t>& ext, const std::vector<std::int64_t>& st, std::int64_t off,
+void check_range(std::span<const std::int64_t> ext, std::span<const std::int64_t> st, std::int64_t off,
                  std::int64_t size, const char* what) {
   std::int64_t lo = off, hi = off;
   for (std::size_t i = 0; i < ext.size(); ++i) {

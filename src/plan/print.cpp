@@ -1,5 +1,6 @@
 // Text and JSON forms of plans.
 #include <algorithm>
+#include <span>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -11,9 +12,11 @@
 namespace axe {
 
 namespace {
-std::string ints(const std::vector<std::int64_t>& v) {
+std::string ints(std::span<const std::int64_t> v) {
   if (v.size() == 1) return std::to_string(v[0]);
-  return internal::shape_text(v);
+  std::string s = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + ")";
 }
 std::string axes_text(const std::vector<Axis>& axes) {
   std::string s = "{";
