@@ -321,13 +321,16 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   // The plan writes every element of the destination (padding included): no zero fill.
   auto buffer = allocate_before_agreement(rt, err.empty() ? local_count(to, rt.rank()) * size_of(dtype_) : 0,
                                           "the destination of DistTensor::redistribute", err, false);
-  rt.agree("DistTensor::redistribute", err, fingerprint(text), text);
+  // One all-reduce agrees on the request and on whether any rank's backend still has plan-time
+  // work (then the backend runs its own cross-rank preparation; else it only enqueues).
+  std::uint64_t prepares = err.empty() && !plan->buffers.empty() && rt.backend().needs_preparation(*plan) ? 1 : 0;
+  rt.agree("DistTensor::redistribute", err, fingerprint(text), text, &prepares);
   DistTensor t(rt, to, dtype_, std::move(buffer));
   t.plan_text_ = text;
   if (!plan->buffers.empty()) {
     // The result keeps the source buffer (which the pending work reads) and the plan alive
     // until it synchronizes.
-    rt.backend().execute_async(*plan, *buffer_, *t.buffer_);
+    rt.backend().execute_agreed(*plan, *buffer_, *t.buffer_, prepares != 0);
     t.pending_ = std::make_shared<std::pair<std::shared_ptr<Buffer>, std::shared_ptr<const RankPlan>>>(buffer_, plan);
   }
   return t;

@@ -37,7 +37,7 @@ constexpr Tunable kTunables[] = {
     {"AXE_CALIBRATE_MESH", "",
      "mesh of the world (e.g. x=2,y=2) whose single-axis groups the calibration also measures; empty: world only"},
     {"AXE_CALIBRATE_SIZES", "",
-     "per-rank sizes the calibration times (e.g. 64K,16M); empty: 64K,1M,16M on GPUs, 4K,64K,256K on the host backend"},
+     "per-rank sizes the calibration times (e.g. 64K,16M); empty: 64K,2M,64M on GPUs, 4K,64K,256K on the host backend"},
 };
 }  // namespace
 
@@ -291,7 +291,7 @@ bool Runtime::failed() const {
 void Runtime::barrier() { transport_->barrier("barrier"); }
 
 void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
-                    std::string_view description) {
+                    std::string_view description, std::uint64_t* flag) {
   // max over ranks of: (size - rank) for failing ranks (-> the lowest failing rank), the
   // fingerprint, and its complement (-> the minimum fingerprint).
   // A failed backend (aborted NCCL communicators) joins the agreement with an error, so every
@@ -300,8 +300,9 @@ void Runtime::agree(std::string_view what, const std::string& local_error, std::
   if (error.empty() && backend_ && backend_->failed())
     error = "rank " + std::to_string(rank_) + ": the " + std::string(backend_->name()) +
             " backend failed earlier (NCCL error or timeout); the runtime cannot be used any more";
-  std::uint64_t v[3] = {error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp};
-  transport_->allreduce_max(v, std::string(what) + " (agreement)");
+  std::uint64_t v[4] = {error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp, flag ? *flag : 0};
+  transport_->allreduce_max(std::span<std::uint64_t>(v, flag ? 4 : 3), std::string(what) + " (agreement)");
+  if (flag) *flag = v[3];
   if (v[0] != 0) {
     const int bad = size_ - static_cast<int>(v[0]);
     std::uint64_t len = bad == rank_ ? error.size() : 0;

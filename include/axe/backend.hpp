@@ -94,6 +94,19 @@ class Backend {
   virtual void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) {
     execute(plan, src, dst);
   }
+  // The same split in two around the caller's agreement, to save the backend its own: before it,
+  // needs_preparation(plan) says (locally, without side effects) whether this rank would still
+  // have plan-time work for `plan`; the caller max-reduces that over every rank in its
+  // agreement and passes the result to execute_agreed. With false (every rank has the plan
+  // ready) the backend may skip its cross-rank steps. Defaults: false, and execute_async.
+  virtual bool needs_preparation(const RankPlan& plan) const {
+    (void)plan;
+    return false;
+  }
+  virtual void execute_agreed(const RankPlan& plan, const Buffer& src, Buffer& dst, bool any_rank_prepares) {
+    (void)any_rank_prepares;
+    execute_async(plan, src, dst);
+  }
   // Waits until every execute_async issued on this rank has completed (host-visible); rethrows
   // their errors as axe::Error. Default: nothing pending.
   virtual void synchronize() {}

@@ -85,8 +85,10 @@ class Runtime {
   // fine) and a fingerprint of what it is about to do. Throws axe::Error on every rank when any
   // rank reported an error (the message of the lowest such rank, naming it) or when the
   // fingerprints differ (naming `description`, this rank's text form of the request).
+  // `flag` (optional, in/out): replaced by the maximum over ranks of the values passed (the same
+  // all-reduce carries it, e.g. "does any rank still have to prepare this plan").
   void agree(std::string_view what, const std::string& local_error, std::uint64_t fingerprint = 0,
-             std::string_view description = {});
+             std::string_view description = {}, std::uint64_t* flag = nullptr);
   void barrier();
 
   // The alpha-beta model every DistTensor plan of this runtime is chosen with (the plan cache

@@ -149,20 +149,7 @@ class CudaBackend : public Backend {
   // Host work first (checks, plan preparation, one bounded MPI agreement, communicator splits
   // for a freshly prepared plan), then every step enqueued on stream_; no wait on the device.
   void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
-    const std::int64_t es = size_of(plan.dtype);
-    std::string err;
-    if (comm_ && comm_->failed())
-      err = "rank " + std::to_string(rt_.rank()) + ": NCCL failed earlier (communicators aborted)";
-    else if (plan.buffers.empty())
-      err = "rank " + std::to_string(rt_.rank()) + ": the plan has no buffers";
-    else if (static_cast<std::int64_t>(src.bytes()) != plan.buffers.front() * es)
-      err = "rank " + std::to_string(rt_.rank()) + ": source buffer has " + std::to_string(src.bytes()) +
-            " bytes, the plan expects " + std::to_string(plan.buffers.front() * es);
-    else if (static_cast<std::int64_t>(dst.bytes()) != plan.buffers.back() * es)
-      err = "rank " + std::to_string(rt_.rank()) + ": destination buffer has " + std::to_string(dst.bytes()) +
-            " bytes, the plan expects " + std::to_string(plan.buffers.back() * es);
-    else if ((src.bytes() && !device_pointer(src)) || (dst.bytes() && !device_pointer(dst)))
-      err = "rank " + std::to_string(rt_.rank()) + ": buffers are not in device memory";
+    std::string err = check_buffers(plan, src, dst);
     if (err.empty() && !executor_) {
       // First execute: every rank gets here together (DistTensor runs each plan on every rank),
       // so the MPI broadcast of the NCCL unique id inside NcclComm is matched.
@@ -195,6 +182,17 @@ class CudaBackend : public Backend {
            std::to_string(rt_.rank()) + " stops too; see rank " + std::to_string(bad) + "'s error)");
     }
     if (v[1] != 0) executor_->connect(plan);
+    executor_->execute(plan, device_pointer(src), device_pointer(dst));
+  }
+
+  bool needs_preparation(const RankPlan& plan) const override { return !executor_ || !executor_->ready(plan); }
+
+  // After an agreement that every rank has `plan` prepared and connected: the local checks, then
+  // the steps are enqueued; no cross-rank step.
+  void execute_agreed(const RankPlan& plan, const Buffer& src, Buffer& dst, bool any_rank_prepares) override {
+    if (any_rank_prepares || !executor_) return execute_async(plan, src, dst);
+    if (std::string err = check_buffers(plan, src, dst); !err.empty()) fail("cuda backend: " + err);
+    AXE_CUDA_CHECK(cudaSetDevice(device_));
     executor_->execute(plan, device_pointer(src), device_pointer(dst));
   }
 
@@ -233,6 +231,25 @@ class CudaBackend : public Backend {
     AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
     if (comm_) comm_->wait(done_, what);
     else AXE_CUDA_CHECK(cudaEventSynchronize(done_));
+  }
+
+  // This rank's reason not to run `plan` on these buffers ("" when fine).
+  std::string check_buffers(const RankPlan& plan, const Buffer& src, const Buffer& dst) const {
+    const std::int64_t es = size_of(plan.dtype);
+    std::string err;
+    if (comm_ && comm_->failed())
+      err = "rank " + std::to_string(rt_.rank()) + ": NCCL failed earlier (communicators aborted)";
+    else if (plan.buffers.empty())
+      err = "rank " + std::to_string(rt_.rank()) + ": the plan has no buffers";
+    else if (static_cast<std::int64_t>(src.bytes()) != plan.buffers.front() * es)
+      err = "rank " + std::to_string(rt_.rank()) + ": source buffer has " + std::to_string(src.bytes()) +
+            " bytes, the plan expects " + std::to_string(plan.buffers.front() * es);
+    else if (static_cast<std::int64_t>(dst.bytes()) != plan.buffers.back() * es)
+      err = "rank " + std::to_string(rt_.rank()) + ": destination buffer has " + std::to_string(dst.bytes()) +
+            " bytes, the plan expects " + std::to_string(plan.buffers.back() * es);
+    else if ((src.bytes() && !device_pointer(src)) || (dst.bytes() && !device_pointer(dst)))
+      err = "rank " + std::to_string(rt_.rank()) + ": buffers are not in device memory";
+    return err;
   }
 
   Runtime& rt_;

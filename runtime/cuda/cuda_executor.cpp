@@ -352,7 +352,7 @@ Mode check_collective(const RankPlan& plan, const Step& s, std::size_t index, st
 
 }  // namespace
 
-CudaExecutor::Prepared* CudaExecutor::lookup(const RankPlan& plan) {
+CudaExecutor::Prepared* CudaExecutor::lookup(const RankPlan& plan) const {
   auto it = cache_.find(&plan);
   return it != cache_.end() && same_plan(it->second->plan, plan) ? it->second.get() : nullptr;
 }
@@ -671,6 +671,11 @@ void CudaExecutor::connect(const RankPlan& plan) {
   for (std::size_t j = 1; j < p->steps.size(); ++j)
     if (p->steps[j].chunk > 0) p->steps[j].comm = p->steps[j - 1].comm;
   p->connected = true;
+}
+
+bool CudaExecutor::ready(const RankPlan& plan) const {
+  const Prepared* p = lookup(plan);
+  return p && p->connected;
 }
 
 std::int64_t CudaExecutor::staging_bytes(const RankPlan& plan) {

@@ -101,6 +101,8 @@ class CudaExecutor {
   // found in the cache): then connect(plan) must follow, on every world rank alike. Throws
   // axe::Error naming rank and step on a plan whose messages do not match its step kinds.
   bool prepare_local(const RankPlan& plan);
+  // True when `plan` is prepared and connected here (execute() then has no plan-time work).
+  bool ready(const RankPlan& plan) const;
   // Splits the sub-communicators of `plan` (prepared) that any rank lacks. Collective over the
   // world: every world rank calls it, each with its own RankPlan of the same plan.
   void connect(const RankPlan& plan);
@@ -129,7 +131,7 @@ class CudaExecutor {
 
  private:
   struct Prepared;
-  Prepared* lookup(const RankPlan& plan);
+  Prepared* lookup(const RankPlan& plan) const;
   void build(Prepared& p);
   void ensure_pipeline_streams();
   NcclComm* comm_;
