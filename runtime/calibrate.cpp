@@ -275,7 +275,7 @@ Resolved resolve(const Runtime& rt, const CalibrationOptions& o) {
   if (r.sizes.empty()) {
     std::string t = tunable("AXE_CALIBRATE_SIZES");
     r.sizes = t.empty() ? (host ? std::vector<std::int64_t>{4096, 65536, 262144}
-                                : std::vector<std::int64_t>{65536, 1 << 20, 16 << 20})
+                                : std::vector<std::int64_t>{65536, 2 << 20, 64 << 20})
                         : parse_sizes(t);
   }
   std::vector<std::int64_t> s = r.sizes;

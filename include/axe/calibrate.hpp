@@ -61,8 +61,9 @@ CostModel::Coeffs fit_alpha_beta(std::span<const FitPoint> points);
 
 struct CalibrationOptions {
   // Per-rank shard sizes N in bytes (at least two, distinct, each >= 1024; multiples of 256
-  // are used exactly). Empty: AXE_CALIBRATE_SIZES, else {64 KiB, 1 MiB, 16 MiB} on a device
-  // backend and {4 KiB, 64 KiB, 256 KiB} on the host backend (keeps CI fast).
+  // are used exactly). Empty: AXE_CALIBRATE_SIZES, else {64 KiB, 2 MiB, 64 MiB} on a device
+  // backend (a per-call cost of ~300 us, seen on 2 H200s, hides the bandwidth below tens of
+  // MiB) and {4 KiB, 64 KiB, 256 KiB} on the host backend (keeps CI fast).
   std::vector<std::int64_t> sizes;
   // Timed iterations per point (after one untimed warm-up); 0: 10 on a device, 7 on the host.
   int iterations = 0;
