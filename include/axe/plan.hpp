@@ -332,6 +332,7 @@ class CostModel {
   struct Coeffs {
     double alpha = 0;  // s
     double beta = 0;   // s / byte
+    bool operator==(const Coeffs&) const = default;
   };
   CostModel();  // defaults: 10 us + 1/(20 GB/s) per collective and per message
   Coeffs coeffs(StepKind kind, const std::vector<Axis>& axes) const;
@@ -342,6 +343,8 @@ class CostModel {
   static CostModel load(const std::string& path);
   // Every coefficient as text: equal for models that cost every step alike (a cache key).
   std::string fingerprint() const;
+  // Every coefficient equal (then the fingerprints are too, and plans are the same).
+  bool operator==(const CostModel&) const = default;
 
  private:
   std::map<std::pair<StepKind, std::vector<Axis>>, Coeffs> table_;

@@ -675,10 +675,11 @@ Plan plan_all(const PlanRequest& r, const CostModel& cost) {
 }
 
 std::shared_ptr<const RankPlan> cached_plan_rank(const PlanRequest& r, std::int64_t rank, const CostModel& cost) {
-  // The default model (the common case) is keyed by a constant, so a lookup stays cheap.
-  static const std::string default_print = CostModel().fingerprint();
-  std::string print = cost.fingerprint();
-  std::string key = request_key(r) + (print == default_print ? std::string() : " cost " + print);
+  // The default model (the common case) adds nothing to the key, and is recognised by comparing
+  // the coefficients, not their text (formatting them was most of a cached lookup).
+  static const CostModel default_model;
+  std::string key = request_key(r);
+  if (!(cost == default_model)) key += " cost " + cost.fingerprint();
   std::string pkey = key + " @" + std::to_string(rank);
   {
     std::lock_guard<std::mutex> g(cache_mu);

@@ -55,6 +55,24 @@ TEST(PlanCache, CostModelIsPartOfTheKey) {
   EXPECT_NE(CostModel().fingerprint(), slow.fingerprint());
 }
 
+// A model equal to the default (the same coefficients set again) shares the default's entry; one
+// differing only in local_beta does not. Equality agrees with the fingerprints.
+TEST(PlanCache, ModelEqualToTheDefaultSharesItsEntry) {
+  clear_plan_cache();
+  PlanRequest r = req("gpu=4", {Partial()}, {Replicate()});
+  CostModel same;
+  same.set(StepKind::AllReduce, CostModel().coeffs(StepKind::AllReduce, {}));
+  CostModel local;
+  local.local_beta *= 2;
+  EXPECT_TRUE(same == CostModel());
+  EXPECT_FALSE(local == CostModel());
+  EXPECT_EQ(same.fingerprint(), CostModel().fingerprint());
+  EXPECT_NE(local.fingerprint(), CostModel().fingerprint());
+  auto a = cached_plan_rank(r, 0);
+  EXPECT_EQ(cached_plan_rank(r, 0, same).get(), a.get());
+  EXPECT_NE(cached_plan_rank(r, 0, local).get(), a.get());
+}
+
 TEST(PlanCache, ClearDropsPlans) {
   clear_plan_cache();
   auto a = cached_plan_rank(req("gpu=2", {Partial()}, {Replicate()}), 0);
