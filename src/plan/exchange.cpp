@@ -662,9 +662,21 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
       j /= mesh.sizes()[gaxes[k]];
     }
   };
+  // Member j's device index: this rank's, with the group axes' digits replaced (row-major).
+  std::vector<std::int64_t> place(mesh.ndim(), 1);
+  for (std::size_t k = mesh.ndim(); k-- > 1;) place[k - 1] = place[k] * mesh.sizes()[k];
+  std::int64_t base = *me;
+  for (auto a : gaxes) base -= c[a] * place[a];
+  if (!self_only) ex.group.reserve(static_cast<std::size_t>(g));
   for (std::int64_t j = 0; j < g; ++j) {
-    member_coord(j);
-    members.push_back({self_only ? rank : mesh.rank_at(other), j});
+    std::int64_t index = base, rest = j;
+    for (std::size_t k = gaxes.size(); k-- > 0 && !self_only;) {
+      index += rest % mesh.sizes()[gaxes[k]] * place[gaxes[k]];
+      rest /= mesh.sizes()[gaxes[k]];
+    }
+    const std::int64_t r = self_only ? rank : mesh.ranks()[static_cast<std::size_t>(index)];
+    members.push_back({r, j});
+    if (!self_only) ex.group.push_back(r);
   }
   if (!std::is_sorted(members.begin(), members.end())) std::sort(members.begin(), members.end());
   ex.sends.reserve(members.size());

@@ -101,6 +101,8 @@ struct Exchange {
   std::vector<Transfer> copies, fills;
   std::vector<Message> sends, recvs;
   std::int64_t lower_bound_elements = 0;  // needed elements not (fully) held locally
+  // fast_exchange of a collective: the rank's group in group order (equal to Mesh::group).
+  std::vector<std::int64_t> group;
 };
 // spread: every box a receiver needs from a replicated source (and does not hold itself) is
 // split over all R source replicas (on mesh axes): replica j (row-major over the source's

@@ -507,8 +507,9 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
 // What the executor allocates for a step (Step::staging_bytes): packed sends (all-gather and
 // broadcast pack one block for every peer), receive buffers, the local term and its reduced
 // result for all-reduce / reduce-scatter (whose received terms the transport stages), and local
-// copies (the point-to-point path packs them all).
-std::int64_t staging_of(const Step& st, std::int64_t es) {
+// copies (the point-to-point path packs them all). `sent` and `received`: the step's
+// elements_sent() and elements_received() (counted once by the caller).
+std::int64_t staging_of(const Step& st, std::int64_t es, std::int64_t sent, std::int64_t received) {
   std::int64_t copies = 0, largest = 0;
   for (const auto& c : st.copies) {
     copies += c.elements();
@@ -519,11 +520,11 @@ std::int64_t staging_of(const Step& st, std::int64_t es) {
   std::int64_t e = 0;
   switch (coll ? st.kind : StepKind::SendRecv) {
     case StepKind::AllGather:
-    case StepKind::Broadcast: e = one + st.elements_received() + largest; break;
+    case StepKind::Broadcast: e = one + received + largest; break;
     case StepKind::AllReduce: e = 2 * copies; break;
-    case StepKind::ReduceScatter: e = 2 * copies + st.elements_sent() + st.elements_received(); break;
-    case StepKind::AllToAll: e = st.elements_sent() + st.elements_received() + largest; break;
-    default: e = st.elements_sent() + st.elements_received() + copies; break;
+    case StepKind::ReduceScatter: e = 2 * copies + sent + received; break;
+    case StepKind::AllToAll: e = sent + received + largest; break;
+    default: e = sent + received + copies; break;
   }
   return e * es;
 }
@@ -548,7 +549,8 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     st.axes = s.axes[i];
     st.equal_blocks = s.equal_blocks[i];
     if (is_collective(st.kind) && s.layouts[i].mesh().contains(rank)) {
-      st.group = s.layouts[i].mesh().group(rank, st.axes);
+      // fast_exchange lists the group as it walks it (the same as Mesh::group).
+      st.group = fast && !ex.group.empty() ? std::move(ex.group) : s.layouts[i].mesh().group(rank, st.axes);
       if (st.kind == StepKind::Broadcast) st.root = st.group[static_cast<std::size_t>(s.roots[i])];
     }
     st.in = static_cast<int>(i);
@@ -561,7 +563,8 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     st.fills = std::move(ex.fills);
     st.sends = std::move(ex.sends);
     st.recvs = std::move(ex.recvs);
-    std::int64_t sent = st.elements_sent() * es, recv = st.elements_received() * es;
+    const std::int64_t sent_elements = st.elements_sent(), received_elements = st.elements_received();
+    std::int64_t sent = sent_elements * es, recv = received_elements * es;
     if (st.kind == StepKind::AllReduce && st.group.size() > 1) {
       std::int64_t n = 0;
       for (const auto& c : st.copies) n += c.elements();
@@ -580,7 +583,8 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
       Step& x = rp.steps[j];
       rp.stats.messages += static_cast<std::int64_t>(x.sends.size());
       if (is_collective(x.kind) && x.group.size() > 1) ++rp.stats.collectives;
-      x.staging_bytes = staging_of(x, es);
+      x.staging_bytes = s.chunks[i] <= 1 ? staging_of(x, es, sent_elements, received_elements)
+                                         : staging_of(x, es, x.elements_sent(), x.elements_received());
       peak_pack = std::max(peak_pack, x.staging_bytes);
     }
   }
