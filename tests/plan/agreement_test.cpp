@@ -82,7 +82,10 @@ std::string agreement(const Plan& p) {
 
 const char* kMeshes[] = {"g=2",      "g=3",      "g=5",      "g=8",      "g=16",         "g=64",
                          "x=2,y=2",  "x=4,y=4",  "x=8,y=8",  "x=2,y=32", "x=16,y=4",     "a=2,b=4,c=8",
-                         "a=4,b=2,c=2", "a=2,b=3,c=2"};
+                         "a=4,b=2,c=2", "a=2,b=3,c=2",
+                         // Rank lists that are not 0..n-1 in row-major order (groups are then not
+                         // ascending runs of ranks).
+                         "g=6:7,3,5,1,9,11", "x=2,y=3:5,3,1,0,2,4", "x=4,y=2:2..9", "a=2,b=2,c=2:7,6,5,4,3,2,1,0"};
 
 TEST(PlanAgreement, EveryRankOfEveryGroupAgrees) {
   auto g = test::make_rng(404);
