@@ -563,8 +563,14 @@ void CudaExecutor::build(Prepared& p) {
       if (s.chunks > 1 || (s.reduce && ps.mode == Mode::P2P)) continue;  // planner-chunked, or terms
       if (ps.mode != Mode::AllGather && ps.mode != Mode::ReduceScatter && ps.mode != Mode::P2P) continue;
       const auto [work, moved] = kernel_work(ps);
-      if (max_chunks_ < 2 || moved == 0 || work * es < min_pipeline_bytes_) continue;
-      p.wish[i] = std::clamp<std::int64_t>(work * es / pipeline_chunk_bytes_, 2, max_chunks_);
+      if (moved == 0 || work == 0) continue;
+      if (max_chunks_ >= 2 && work * es >= min_pipeline_bytes_)
+        p.wish[i] = std::clamp<std::int64_t>(work * es / pipeline_chunk_bytes_, 2, max_chunks_);
+      // Staging bound: a step staging more than the destination's local bytes (and at least
+      // kStagingBoundMin) runs in enough chunks that its two staging slots fit in the destination.
+      const std::int64_t staging = (ps.send_elems + ps.recv_elems) * es, dst = pl.buffers.back() * es;
+      if (staging > dst && staging >= kStagingBoundMin && dst > 0)
+        p.wish[i] = std::max(p.wish[i], std::min<std::int64_t>(2 * ((staging + dst - 1) / dst), kMaxPipelineChunks));
     }
   }
   // Collective groups of the run steps (the same steps on every rank, chunks being agreed); the

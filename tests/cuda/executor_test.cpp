@@ -178,6 +178,26 @@ TEST(TwoGpusPipeline, AllGatherInFourChunks_HandDerived) {
   EXPECT_EQ(counts[0].staging, 0);
 }
 
+// Staging bound, hand-derived: P -> S(1) of 2048x2048 f64 on gpu=2. Each rank holds a whole
+// 32 MiB term and packs both 2048x1024 column blocks for the reduce-scatter (32 MiB of staging),
+// while its destination shard is 16 MiB (the result lands there in place). 32 MiB > 16 MiB, so the
+// step runs in 2 * ceil(32 / 16) = 4 chunks even with pipelining off: two staging slots of 8 MiB,
+// 16 MiB in all (= the destination), 4 reduce-scatters.
+TEST(TwoGpusPipeline, StagingBoundChunksReduceScatter_HandDerived) {
+  AXE_REQUIRE_GPUS(2);
+  Mesh m = parse_mesh("gpu=2");
+  PlanRequest r{shard({2048, 2048}, m, {Partial()}), shard({2048, 2048}, m, {Shard(1)}), DType::F64};
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts, Pipeline{1, 1, 1});
+  EXPECT_EQ(verify(r, res), "");
+  for (int k = 0; k < 2; ++k) {
+    const Counts& c = counts[static_cast<std::size_t>(k)];
+    EXPECT_EQ(c.chunks, std::vector<std::int64_t>{4}) << "rank " << k;
+    EXPECT_EQ(c.nccl_calls, 4) << "rank " << k;
+    EXPECT_EQ(c.staging, 16 << 20) << "rank " << k;
+  }
+}
+
 TEST(OneGpu, SetPipeline_RejectsValuesOutOfRange) {
   AXE_REQUIRE_GPUS(1);
   CudaExecutor ex(nullptr);

@@ -50,6 +50,11 @@
 // 1 GiB S(1)->R went from 1.29x to 1.31-1.49x the raw all-gather (4 or 8 chunks, 2-8 blocks per
 // SM); it does cut staging (P->S(1): 2x the destination unchunked, 1x with 4 chunks, at the same
 // speed).
+// Staging bound (always on): a step whose staging (packed sends + receive region) is larger than
+// the destination's local size, and at least kStagingBoundMin (16 MiB), is split the same way into
+// K = 2 * ceil(staging / destination) chunks (at most 16), whose two staging slots then fit in
+// the destination. Example: P -> S(1) of 1 GiB f32 on 2 GPUs packs both 512 MiB blocks for the
+// reduce-scatter (1 GiB of staging for a 512 MiB destination): 4 chunks, 2 x 256 MiB of staging.
 // Plan time (first execute of a plan, cached by plan) has two parts:
 //   prepare_local(): descriptor tables built and uploaded, staging allocated once (intermediate
 //     buffers plus the largest step's send + receive bytes), the shape checks above. Local.
@@ -128,6 +133,8 @@ class CudaExecutor {
   void set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes,
                     std::int64_t chunk_bytes = std::int64_t{8} << 20);
   static constexpr std::int64_t kMaxPipelineChunks = 16;
+  // Steps staging at least this many bytes never stage more than the destination (see above).
+  static constexpr std::int64_t kStagingBoundMin = std::int64_t{16} << 20;
 
  private:
   struct Prepared;
