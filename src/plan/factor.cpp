@@ -531,9 +531,16 @@ Pair make_pair(const DistLayout& from, const DistLayout& to) {
   if (from.shape() != to.shape())
     fail("source layout " + layout_name(from) + " has global shape " + shape_text(from.shape()) +
          " but destination layout " + layout_name(to) + " has " + shape_text(to.shape()));
+  return make_pair(std::make_shared<const DistLayout>(from), std::make_shared<const DistLayout>(to));
+}
+
+Pair make_pair(std::shared_ptr<const DistLayout> f, std::shared_ptr<const DistLayout> t) {
+  const DistLayout& from = *f;
+  const DistLayout& to = *t;
+  if (from.shape() != to.shape())
+    fail("source layout " + layout_name(from) + " has global shape " + shape_text(from.shape()) +
+         " but destination layout " + layout_name(to) + " has " + shape_text(to.shape()));
   Pair p;
-  auto f = std::make_shared<const DistLayout>(from);
-  auto t = std::make_shared<const DistLayout>(to);
   p.src = make_side(*f);
   p.src.owner = f;
   p.dst = make_side(*t);

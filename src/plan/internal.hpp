@@ -91,6 +91,9 @@ struct Pair {
 };
 // Throws axe::Error naming both layouts when a partial destination cannot be produced.
 Pair make_pair(const DistLayout& src, const DistLayout& dst);
+// The same on shared layouts, which the Pair keeps without copying them (a layout copies its
+// mesh's rank list: 32 KiB at 4096 ranks).
+Pair make_pair(std::shared_ptr<const DistLayout> src, std::shared_ptr<const DistLayout> dst);
 
 // Every digit assignment of `vars` (extent, stride) with sum(d_i * stride_i) == target.
 std::vector<std::vector<std::int64_t>> solve(const std::vector<std::pair<std::int64_t, std::int64_t>>& vars,

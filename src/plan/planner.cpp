@@ -168,15 +168,19 @@ namespace {
 
 // ---- candidates --------------------------------------------------------------------------
 
+// Layouts are shared, never copied: a DistLayout copies its mesh's rank list (32 KiB at 4096
+// ranks), and a strategy search used to copy some twenty of them.
+using LayoutPtr = std::shared_ptr<const DistLayout>;
+
 struct Stage {
-  DistLayout to;
+  LayoutPtr to;
   StepKind kind = StepKind::SendRecv;
   std::vector<Axis> axes;
   bool label_from_traffic = false;  // direct: permute / local / send-recv decided by traffic
 };
 
 struct Strategy {
-  std::vector<DistLayout> layouts;  // layouts[0] = from, back() = to
+  std::vector<LayoutPtr> layouts;  // layouts[0] = from, back() = to
   std::vector<StepKind> kinds;
   std::vector<std::vector<Axis>> axes;
   std::vector<bool> equal_blocks;
@@ -357,17 +361,18 @@ std::int64_t chunk_count(double est, std::int64_t limit) {
   return static_cast<std::int64_t>(std::clamp(k, 1.0, 1048576.0));
 }
 
-std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& stages, const CostModel& cm,
-                              std::map<std::string, std::shared_ptr<Pair>>& pair_cache) {
+std::optional<Strategy> build(const PlanRequest& req, const LayoutPtr& source, const std::vector<Stage>& stages,
+                              const CostModel& cm, std::map<std::string, std::shared_ptr<Pair>>& pair_cache) {
   Strategy s;
-  s.layouts.push_back(req.from);
+  s.layouts.push_back(source);
   const double es = static_cast<double>(size_of(req.dtype));
   for (const auto& st : stages) {
-    const DistLayout& from = s.layouts.back();
-    std::string key = to_string(from) + " -> " + to_string(st.to);
+    const DistLayout& from = *s.layouts.back();
+    const DistLayout& to = *st.to;
+    std::string key = to_string(from) + " -> " + to_string(to);
     auto& pp = pair_cache[key];
-    if (!pp) pp = std::make_shared<Pair>(internal::make_pair(from, st.to));
-    const bool same_mesh = from.mesh() == st.to.mesh();
+    if (!pp) pp = std::make_shared<Pair>(internal::make_pair(s.layouts.back(), st.to));
+    const bool same_mesh = from.mesh() == to.mesh();
     std::vector<Axis> axes = st.axes;
     if (st.label_from_traffic) {
       // Direct: the group is every axis something moves on (same mesh), else point-to-point.
@@ -386,18 +391,18 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
     if (same_mesh) c = internal::classify(*pp, axes);
     const std::int64_t g = same_mesh ? group_size(from.mesh(), axes) : 1;
     s.cost += step_cost(cm, c.kind, axes, g, static_cast<double>(from.local_elements()) * es,
-                        static_cast<double>(st.to.local_elements()) * es, senders_estimate(*pp));
+                        static_cast<double>(to.local_elements()) * es, senders_estimate(*pp));
     // Spreading (rank-independent, the whole step): point-to-point, no reduction, replicated
     // source, and a destination buffer split R ways still at least the threshold.
     const std::int64_t R = mesh_replicas(*pp);
     const bool reduces = pp->partial == internal::PartialMode::Reduce && !pp->reduced.empty();
     const bool spread = c.kind == StepKind::SendRecv && !reduces && R > 1 &&
-                        static_cast<double>(st.to.local_elements()) * es / static_cast<double>(R) >=
+                        static_cast<double>(to.local_elements()) * es / static_cast<double>(R) >=
                             static_cast<double>(spread_min_bytes(req));
     s.spread.push_back(spread);
     const std::int64_t k =
         chunk_count(staging_estimate(c.kind, *pp, static_cast<double>(from.local_elements()),
-                                     static_cast<double>(st.to.local_elements()), spread ? R : 1),
+                                     static_cast<double>(to.local_elements()), spread ? R : 1),
                     staging_limit_bytes(req) / size_of(req.dtype));
     s.cost += static_cast<double>(k - 1) * cm.coeffs(c.kind, axes).alpha;  // one more call per chunk
     s.chunks.push_back(k);
@@ -411,9 +416,26 @@ std::optional<Strategy> build(const PlanRequest& req, const std::vector<Stage>& 
   return s;
 }
 
+// check_request's checks before the pair is built (the same errors in the same order).
+void check_request_values(const PlanRequest& r) {
+  if (r.spread_min_bytes < 0)
+    fail("spread threshold " + std::to_string(r.spread_min_bytes) + " bytes is negative (0 means the default)");
+  if (r.staging_limit < 0)
+    fail("staging limit " + std::to_string(r.staging_limit) + " bytes is negative (0 means the default)");
+  if (r.from.shape() != r.to.shape())
+    fail("source layout '" + to_string(r.from.layout()) + "' has global shape " + internal::shape_text(r.from.shape()) +
+         " but destination layout '" + to_string(r.to.layout()) + "' has " + internal::shape_text(r.to.shape()));
+}
+
 Strategy choose(const PlanRequest& req, const CostModel& cm) {
-  check_request(req);
+  check_request_values(req);
+  const LayoutPtr source = std::make_shared<const DistLayout>(req.from);
+  const LayoutPtr target = std::make_shared<const DistLayout>(req.to);
   std::map<std::string, std::shared_ptr<Pair>> pair_cache;
+  // The direct pair first: it is check_request's last check (partial compatibility), and the
+  // direct candidate and the lower bound use it.
+  const std::string direct_key = to_string(req.from) + " -> " + to_string(req.to);
+  pair_cache[direct_key] = std::make_shared<Pair>(internal::make_pair(source, target));
   std::vector<Strategy> cands;
   const auto& fs = req.from.sharding();
   const auto& ts = req.to.sharding();
@@ -442,12 +464,12 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
           }
         if (axes.empty()) continue;
         Sharding mid = intermediate(*fs, *ts, cur);
-        stages.push_back({shard(req.from.shape(), mesh, mid), kind_of(c), axes, false});
+        stages.push_back({std::make_shared<const DistLayout>(shard(req.from.shape(), mesh, mid)), kind_of(c), axes, false});
         mids.push_back(mid);
       }
       if (!stages.empty()) {
-        stages.back().to = req.to;
-        if (auto s = build(req, stages, cm, pair_cache)) cands.push_back(std::move(*s));
+        stages.back().to = target;
+        if (auto s = build(req, source, stages, cm, pair_cache)) cands.push_back(std::move(*s));
       }
       // The same with the all-reduce as reduce-scatter + all-gather over the largest dim
       // (cheaper when the model says the all-reduce's bandwidth term costs more than two steps).
@@ -462,10 +484,11 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
           scattered.dim_axes[static_cast<std::size_t>(d)].push_back(i);
         }
         std::vector<Stage> alt(stages.begin(), stages.begin() + static_cast<std::ptrdiff_t>(k));
-        alt.push_back({shard(shape, mesh, scattered), StepKind::ReduceScatter, stages[k].axes, false});
+        alt.push_back({std::make_shared<const DistLayout>(shard(shape, mesh, scattered)), StepKind::ReduceScatter,
+                       stages[k].axes, false});
         alt.push_back({stages[k].to, StepKind::AllGather, stages[k].axes, false});
         alt.insert(alt.end(), stages.begin() + static_cast<std::ptrdiff_t>(k) + 1, stages.end());
-        if (auto s = build(req, alt, cm, pair_cache)) cands.push_back(std::move(*s));
+        if (auto s = build(req, source, alt, cm, pair_cache)) cands.push_back(std::move(*s));
       }
     }
     // Per axis, mesh order (DTensor).
@@ -475,17 +498,18 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
       for (std::size_t a = 0; a < na; ++a)
         for (int c : cls[a]) {
           advance(cur, a, c);
-          stages.push_back({shard(req.from.shape(), mesh, intermediate(*fs, *ts, cur)), kind_of(c), {mesh.axes()[a]}, false});
+          stages.push_back({std::make_shared<const DistLayout>(shard(req.from.shape(), mesh, intermediate(*fs, *ts, cur))),
+                            kind_of(c), {mesh.axes()[a]}, false});
         }
       if (stages.size() > 1) {
-        stages.back().to = req.to;
-        if (auto s = build(req, stages, cm, pair_cache)) cands.push_back(std::move(*s));
+        stages.back().to = target;
+        if (auto s = build(req, source, stages, cm, pair_cache)) cands.push_back(std::move(*s));
       }
     }
   }
   {
-    Stage direct{req.to, StepKind::SendRecv, {}, true};
-    auto s = build(req, {direct}, cm, pair_cache);
+    Stage direct{target, StepKind::SendRecv, {}, true};
+    auto s = build(req, source, {direct}, cm, pair_cache);
     cands.push_back(std::move(*s));
   }
   // The direct exchange (last) must beat the collectives by 10%: tuned collectives on a
@@ -496,10 +520,7 @@ Strategy choose(const PlanRequest& req, const CostModel& cm) {
     if (cands[i].cost < cands[best].cost * margin) best = i;
   }
   Strategy out = std::move(cands[best]);
-  std::string key = to_string(req.from) + " -> " + to_string(req.to);
-  auto& dp = pair_cache[key];
-  if (!dp) dp = std::make_shared<Pair>(internal::make_pair(req.from, req.to));
-  out.direct = dp;
+  out.direct = pair_cache[direct_key];
   out.cost = cands[best].cost;
   return out;
 }
@@ -534,7 +555,7 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
   rp.rank = rank;
   rp.dtype = req.dtype;
   const std::int64_t es = size_of(req.dtype);
-  for (const auto& l : s.layouts) rp.buffers.push_back(l.mesh().contains(rank) ? l.local_elements() : 0);
+  for (const auto& l : s.layouts) rp.buffers.push_back(l->mesh().contains(rank) ? l->local_elements() : 0);
   std::int64_t peak_pack = 0, direct_lb = -1;
   for (std::size_t i = 0; i < s.pairs.size(); ++i) {
     // Recognised collectives (and local slices) in closed form; everything else by the general
@@ -548,9 +569,9 @@ RankPlan build_rank(const PlanRequest& req, const Strategy& s, std::int64_t rank
     st.kind = s.kinds[i];
     st.axes = s.axes[i];
     st.equal_blocks = s.equal_blocks[i];
-    if (is_collective(st.kind) && s.layouts[i].mesh().contains(rank)) {
+    if (is_collective(st.kind) && s.layouts[i]->mesh().contains(rank)) {
       // fast_exchange lists the group as it walks it (the same as Mesh::group).
-      st.group = fast && !ex.group.empty() ? std::move(ex.group) : s.layouts[i].mesh().group(rank, st.axes);
+      st.group = fast && !ex.group.empty() ? std::move(ex.group) : s.layouts[i]->mesh().group(rank, st.axes);
       if (st.kind == StepKind::Broadcast) st.root = st.group[static_cast<std::size_t>(s.roots[i])];
     }
     st.in = static_cast<int>(i);
@@ -634,13 +655,7 @@ std::int64_t staging_limit_bytes(const PlanRequest& r) {
 }
 
 void check_request(const PlanRequest& r) {
-  if (r.spread_min_bytes < 0)
-    fail("spread threshold " + std::to_string(r.spread_min_bytes) + " bytes is negative (0 means the default)");
-  if (r.staging_limit < 0)
-    fail("staging limit " + std::to_string(r.staging_limit) + " bytes is negative (0 means the default)");
-  if (r.from.shape() != r.to.shape())
-    fail("source layout '" + to_string(r.from.layout()) + "' has global shape " + internal::shape_text(r.from.shape()) +
-         " but destination layout '" + to_string(r.to.layout()) + "' has " + internal::shape_text(r.to.shape()));
+  check_request_values(r);
   (void)internal::make_pair(r.from, r.to);  // partial compatibility
 }
 
