@@ -48,6 +48,12 @@ struct Desc {
   int ulog;   // log2(unit bytes)
   int small;  // every index fits 32 bits
   int source;  // 0: src, 1: src2
+  // Copies only: units of 1 or 2 bytes whose innermost mode is contiguous on both sides in runs
+  // of at least kRealignMinBytes (64). copy_boxes then moves each run as bytes, with 4-byte aligned
+  // stores and source words realigned by a funnel shift, instead of one 1- or 2-byte access per
+  // unit (odd-length rows of a 16-bit dtype, e.g. uneven shards).
+  int realign;
+  int pad_;
 };
 static_assert(sizeof(Desc) % 8 == 0);
 
@@ -112,6 +118,8 @@ int unit_log2(const Transfer& t, std::int64_t es, int cap) {
   return l;
 }
 
+constexpr std::int64_t kRealignMinBytes = 64;
+
 Desc make_desc(const Transfer& t, std::int64_t es, int cap, long long chunk_begin) {
   Desc d{};
   const int r = static_cast<int>(t.extents.size());
@@ -136,6 +144,10 @@ Desc make_desc(const Transfer& t, std::int64_t es, int cap, long long chunk_begi
   d.units = units;
   d.chunk_begin = chunk_begin;
   d.small = units < (1ll << 31) ? 1 : 0;
+  d.realign = ul < 2 && t.src_strides[r - 1] == 1 && t.dst_strides[r - 1] == 1 &&
+                      t.extents[r - 1] * es >= kRealignMinBytes
+                  ? 1
+                  : 0;
   return d;
 }
 
@@ -340,6 +352,41 @@ __device__ __forceinline__ void run_chunk(const Desc& d, long long base, const c
     if (ok[k]) f.template apply<U>(v[k], reinterpret_cast<U*>(dst) + dofs[k]);
 }
 
+// The block copies n bytes from s to d (any alignment): bytes up to d's next 4-byte boundary,
+// then 4-byte words stored aligned, each assembled from the two aligned source words it straddles
+// (__funnelshift_r), then the last bytes. Every source word read holds at least one byte of the
+// range, so no read leaves the words of the source buffer.
+__device__ __forceinline__ void copy_bytes(const char* s, char* d, long long n) {
+  const long long head = min(n, static_cast<long long>((4 - (reinterpret_cast<std::uintptr_t>(d) & 3)) & 3));
+  if (threadIdx.x < head) d[threadIdx.x] = s[threadIdx.x];
+  const long long words = (n - head) / 4;
+  const char* sp = s + head;
+  unsigned* dw = reinterpret_cast<unsigned*>(d + head);
+  const unsigned m = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(sp) & 3);
+  const unsigned* sa = reinterpret_cast<const unsigned*>(sp - m);
+  if (m == 0) {
+    for (long long w = threadIdx.x; w < words; w += blockDim.x) dw[w] = sa[w];
+  } else {
+    for (long long w = threadIdx.x; w < words; w += blockDim.x) dw[w] = __funnelshift_r(sa[w], sa[w + 1], 8 * m);
+  }
+  const long long done = head + 4 * words;
+  if (done + threadIdx.x < n) d[done + threadIdx.x] = s[done + threadIdx.x];
+}
+
+// Chunk `base` of a realigned box (Desc::realign): its units, run by run, as byte copies.
+__device__ __forceinline__ void realigned_chunk(const Desc& d, long long base, const char* src, char* dst) {
+  const long long run = d.ext[d.rank - 1];  // units per run
+  const long long end = min(base + kChunk, d.units);
+  for (long long u = base; u < end;) {
+    const long long in_run = u % run;
+    const long long n = min(run - in_run, end - u);
+    long long so, dof;
+    offsets(d, u, so, dof);
+    copy_bytes(src + (so << d.ulog), dst + (dof << d.ulog), n << d.ulog);
+    u += n;
+  }
+}
+
 template <class F>
 __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ table, int nboxes,
                                                        long long chunks, const char* src, char* dst,
@@ -371,6 +418,13 @@ __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ 
     __syncthreads();
     const long long base = (c - sd.chunk_begin) * kChunk;
     const char* s = sd.source ? src2 : src;
+    if constexpr (F::realigns) {
+      if (sd.realign) {
+        realigned_chunk(sd, base, s, dst);
+        __syncthreads();
+        continue;
+      }
+    }
     switch (sd.ulog) {
       case 0: run_chunk<1>(sd, base, s, dst, f); break;
       case 1: run_chunk<2>(sd, base, s, dst, f); break;
@@ -384,6 +438,7 @@ __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ 
 
 struct CopyF {
   static constexpr bool reads_src = true;
+  static constexpr bool realigns = true;
   template <class U>
   __device__ __forceinline__ void apply(const U& s, U* d) const {
     *d = s;
@@ -392,6 +447,7 @@ struct CopyF {
 
 struct FillF {
   static constexpr bool reads_src = false;
+  static constexpr bool realigns = false;
   uint4 pattern;  // the value replicated over 16 bytes
   template <class U>
   __device__ __forceinline__ void apply(const U&, U* d) const {
@@ -446,6 +502,7 @@ __device__ __forceinline__ A combine(int op, A a, A b) {
 template <class T>
 struct ReduceF {
   static constexpr bool reads_src = true;
+  static constexpr bool realigns = false;
   int op;
   int combine_it;
   double divide;

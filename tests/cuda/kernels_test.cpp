@@ -216,6 +216,61 @@ TEST_P(Kernels, PackUnpackCopy_MisalignedBasePointersMatchHost) {
   check_pack_unpack(GetParam(), rng, true, 1);
 }
 
+// Rows of any length, row strides and offsets not multiples of 4 bytes (uneven shards of 16-bit
+// and 8-bit dtypes): the realigned byte path for runs of >= 64 bytes, the unit path for shorter
+// ones, on base pointers 0, 1 and 3 elements past an aligned address; pack, unpack and copy
+// against the host, with a poisoned destination (bytes outside the boxes must survive).
+TEST_P(Kernels, PackUnpackCopy_OddRowsAndStridesMatchHost) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(400 + static_cast<int>(dt));
+  for (int rep = 0; rep < 24; ++rep) {
+    Case c;
+    for (int b = 0; b < 2; ++b) {
+      const std::int64_t rows = 1 + static_cast<std::int64_t>(rng() % 40);
+      const std::int64_t len = 1 + static_cast<std::int64_t>(rng() % 700);
+      const std::int64_t ss = len + static_cast<std::int64_t>(rng() % 10);
+      const std::int64_t ds = len + static_cast<std::int64_t>(rng() % 10);
+      Transfer t{{rows, len}, c.src_elems + static_cast<std::int64_t>(rng() % 8), {ss, 1},
+                 c.dst_elems + static_cast<std::int64_t>(rng() % 8), {ds, 1}, 0};
+      c.src_elems = t.src_offset + (rows - 1) * ss + len + 3;
+      c.dst_elems = t.dst_offset + (rows - 1) * ds + len + 3;
+      c.boxes.push_back(t);
+    }
+    const std::size_t mis = static_cast<std::size_t>((rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3) * es);
+    const std::int64_t packed = total_elements(c.boxes);
+    auto src = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+    DeviceBuffer dsrc(src.size() + mis), dpk(static_cast<std::size_t>(packed * es) + mis);
+    dsrc.upload(src.data(), src.size(), mis);
+    copy_boxes(BoxList::pack(c.boxes, dt, 0), dsrc.c() + mis, dpk.c() + mis, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned char> want(static_cast<std::size_t>(packed * es));
+    host_copy(with_packed(c.boxes, true, 0), es, src.data(), want.data());
+    auto got = dpk.download();
+    ASSERT_EQ(0, std::memcmp(got.data() + mis, want.data(), want.size()))
+        << "pack, dtype " << to_string(dt) << ", boxes " << to_string(c.boxes[0]) << " " << to_string(c.boxes[1]);
+    auto poison = random_bytes(static_cast<std::size_t>(c.dst_elems * es), rng);
+    DeviceBuffer ddst(poison.size() + mis);
+    ddst.upload(poison.data(), poison.size(), mis);
+    copy_boxes(BoxList::unpack(c.boxes, dt, 0), dpk.c() + mis, ddst.c() + mis, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    auto expect = poison;
+    host_copy(with_packed(c.boxes, false, 0), es, want.data(), expect.data());
+    got = ddst.download();
+    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
+        << "unpack, dtype " << to_string(dt) << ", boxes " << to_string(c.boxes[0]) << " " << to_string(c.boxes[1]);
+    ddst.upload(poison.data(), poison.size(), mis);
+    copy_boxes(BoxList::copy(c.boxes, dt), dsrc.c() + mis, ddst.c() + mis, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    expect = poison;
+    host_copy(c.boxes, es, src.data(), expect.data());
+    got = ddst.download();
+    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
+        << "copy, dtype " << to_string(dt) << ", boxes " << to_string(c.boxes[0]) << " " << to_string(c.boxes[1]);
+  }
+}
+
 TEST_P(Kernels, SecondSource_ReadsBothBuffersInOneLaunch) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
