@@ -56,8 +56,8 @@ namespace axe {
 // heap beyond. A plan at 4096 ranks holds ~8k boxes; with three heap lists each, allocating them
 // was half of the planning time. It converts to and from std::vector<std::int64_t>, compares
 // equal to one with the same entries, and has the vector members the plan's consumers use
-// (size, empty, [], front, back, data, begin/end, push_back, pop_back, assign, resize, reserve,
-// clear, insert at a position).
+// (size, empty, [], front, back, data, begin/end, push_back, emplace_back, pop_back, assign,
+// resize, reserve, clear, insert and erase).
 class ModeVector {
  public:
   using value_type = std::int64_t;
@@ -136,7 +136,19 @@ class ModeVector {
     if (size_ == cap_) reserve(2 * size_type{cap_});
     data()[size_++] = v;
   }
+  std::int64_t& emplace_back(std::int64_t v) {
+    push_back(v);
+    return back();
+  }
   void pop_back() noexcept { --size_; }
+  iterator erase(const_iterator first, const_iterator last) {
+    auto* f = data() + (first - begin());
+    auto* l = data() + (last - begin());
+    std::copy(l, end(), f);
+    size_ -= static_cast<std::uint32_t>(l - f);
+    return f;
+  }
+  iterator erase(const_iterator pos) { return erase(pos, pos + 1); }
   void resize(size_type n, std::int64_t value = 0) {
     reserve(n);
     if (n > size_) std::fill(data() + size_, data() + n, value);

@@ -98,6 +98,15 @@ TEST(ModeVector, MutatorsAsOnStdVector) {
   m.insert(m.end(), 4);
   v.insert(v.end(), 4);
   EXPECT_EQ(m, v);
+  m.erase(m.begin() + 1);
+  v.erase(v.begin() + 1);
+  EXPECT_EQ(m, v);
+  m.erase(m.begin() + 2, m.begin() + 4);
+  v.erase(v.begin() + 2, v.begin() + 4);
+  EXPECT_EQ(m, v);
+  m.emplace_back(11);
+  v.emplace_back(11);
+  EXPECT_EQ(m, v);
   m.assign(v.begin() + 2, v.end());
   EXPECT_EQ(m, std::vector<std::int64_t>(v.begin() + 2, v.end()));
   m = {1};
