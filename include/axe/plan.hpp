@@ -80,7 +80,14 @@ class ModeVector {
     assign(first, last);
   }
   ModeVector(const std::vector<std::int64_t>& v) { assign(v.begin(), v.end()); }  // NOLINT: implicit
-  ModeVector(const ModeVector& o) { assign(o.begin(), o.end()); }
+  ModeVector(const ModeVector& o) : size_(o.size_) {
+    if (o.size_ <= inline_capacity) std::copy_n(o.data(), o.size_, u_.buf);
+    else {
+      u_.heap = new std::int64_t[o.size_];
+      cap_ = o.size_;
+      std::copy_n(o.u_.heap, o.size_, u_.heap);
+    }
+  }
   ModeVector(ModeVector&& o) noexcept { steal(o); }
   ModeVector& operator=(const ModeVector& o) {
     if (this != &o) assign(o.begin(), o.end());

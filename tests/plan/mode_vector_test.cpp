@@ -115,6 +115,13 @@ TEST(ModeVector, MutatorsAsOnStdVector) {
   EXPECT_TRUE(m.empty());
   ModeVector sized(3);
   EXPECT_EQ(sized, (std::vector<std::int64_t>{0, 0, 0}));
+  // A list that spilled to the heap and shrank copies into inline storage.
+  ModeVector big{1, 2, 3, 4, 5, 6};
+  big.resize(2);
+  ModeVector small = big;
+  EXPECT_EQ(small, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(small.capacity(), ModeVector::inline_capacity);
+  EXPECT_GT(big.capacity(), ModeVector::inline_capacity);
 }
 
 }  // namespace
