@@ -345,16 +345,23 @@ std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> pla
     for (int k = 0; k < repeats && !plans[i]->buffers.empty(); ++k)
       be.execute_async(*plans[i], *bufs[i].src, *bufs[i].dst);
   be.synchronize();
+  // Prepared on every rank now: the timed runs skip the backend's per-call agreement, as
+  // DistTensor::redistribute's steady state does (its own one agreement per call is the same
+  // for every plan, so it is no part of a step's cost).
+  const std::size_t np = plans.size();
+  std::vector<std::uint64_t> prepare(np);
+  for (std::size_t i = 0; i < np; ++i) prepare[i] = be.needs_preparation(*plans[i]) ? 1 : 0;
+  rt.transport().allreduce_max(prepare, "timing plans (preparation)");
   // Round robin: run k of every plan, then run k+1, ... so that a slow period of a shared
   // machine hits every plan alike instead of whichever was being timed.
-  const std::size_t n = static_cast<std::size_t>(iterations), np = plans.size();
+  const std::size_t n = static_cast<std::size_t>(iterations);
   std::vector<std::uint64_t> ns(n * np);
   for (std::size_t it = 0; it < n; ++it)
     for (std::size_t i = 0; i < np; ++i) {
       rt.barrier();
       const double t0 = now_s();
       for (int k = 0; k < repeats && !plans[i]->buffers.empty(); ++k)
-        be.execute_async(*plans[i], *bufs[i].src, *bufs[i].dst);
+        be.execute_agreed(*plans[i], *bufs[i].src, *bufs[i].dst, prepare[i] != 0);
       be.synchronize();
       ns[i * n + it] = static_cast<std::uint64_t>((now_s() - t0) * 1e9 / repeats);
     }

@@ -114,13 +114,14 @@ CalibrationCase calibration_case(StepKind kind, const Mesh& mesh, const std::vec
 
 // Seconds each plan (this rank's part) takes on rt's backend: one untimed batch of each, then
 // `iterations` rounds that run every plan's batch in order, each batch after a barrier: `repeats`
-// back-to-back Backend::execute_async calls, then one synchronize(), the time divided by
-// `repeats`. Per plan the median over the rounds of the slowest rank's time. Round robin, so a
-// slow period of a shared machine hits every plan alike; batches, so a device backend's time is
-// that of its stream (the host's waits overlap it) rather than of one host round trip per run.
-// Collective (every rank passes its parts of the same plans in the same order); buffers are
-// allocated here (zeros). time_plan: one plan. default_repeats: 1 on the host backend (it
-// executes synchronously), 8 on a device backend.
+// back-to-back Backend::execute_agreed calls (the plans are prepared on every rank by then, so a
+// backend skips its per-call agreement, as in DistTensor::redistribute's steady state), then one
+// synchronize(), the time divided by `repeats`. Per plan the median over the rounds of the slowest
+// rank's time. Round robin, so a slow period of a shared machine hits every plan alike; batches, so
+// a device backend's time is that of its stream (the host's waits overlap it) rather than of one
+// host round trip per run. Collective (every rank passes its parts of the same plans in the same
+// order); buffers are allocated here (zeros). time_plan: one plan. default_repeats: 1 on the host
+// backend (it executes synchronously), 8 on a device backend.
 std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> plans, int iterations,
                                int repeats = 1);
 double time_plan(Runtime& rt, const RankPlan& plan, int iterations, int repeats = 1);
