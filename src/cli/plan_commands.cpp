@@ -19,10 +19,11 @@ constexpr const char* kPlanUsage =
     "       [--cost FILE] [--staging-limit BYTES] [--spread-min BYTES] [--json]\n"
     "       LAYOUT: an Axe layout (S[...]...) or placements, one per mesh axis: S(d), R, P, P(max)\n"
     "       (e.g. \"S(0),R\"); MESH: dp=2,tp=2[:RANKS]; BYTES: an integer, optionally with K, M or G\n"
-    "       (1K = 1024). --staging-limit: most bytes a step may stage per rank; a step that could\n"
-    "       stage more is split into chunks (default: 4x the source + destination shards, at least\n"
-    "       1M). --spread-min: a point-to-point step from a source replicated R ways splits each box\n"
-    "       over the R replicas when the destination shard / R is at least this (default 16K)";
+    "       (1K = 1024); 0 means the default. --staging-limit: most bytes a step may stage per rank;\n"
+    "       a step that could stage more is split into chunks (default: 4x the source + destination\n"
+    "       shards, at least 1M). --spread-min: a point-to-point step from a source replicated R ways\n"
+    "       splits each box over the R replicas when the destination shard / R is at least this\n"
+    "       (default 16K)";
 constexpr const char* kSimulateUsage =
     "simulate ...the same arguments as plan (--staging-limit BYTES, --spread-min BYTES too)...\n"
     "       [--dump DIR]   run on simulated ranks, verify, and write each destination rank's buffer\n"
