@@ -2,8 +2,7 @@
 // shared-memory transpose (include/axe/cuda/kernels.hpp).
 //
 // Work split: every box is cut into chunks of kChunk units (a unit is 1..16 bytes, chosen per box
-// on the host; a copy box with small units in long contiguous runs, Desc::realign, is cut into
-// 16 KiB chunks copied run by run as realigned bytes instead); the grid walks the chunks of all boxes (grid-stride), a block finds its box by a
+// on the host); the grid walks the chunks of all boxes (grid-stride), a block finds its box by a
 // binary search over the chunk prefix sums. Inside a chunk, thread t handles units t, t + 256,
 // t + 512, t + 768: consecutive threads touch consecutive units of the innermost run, so a warp
 // reads 512 contiguous bytes when the run allows it, and each thread has four loads in flight
@@ -49,13 +48,6 @@ struct Desc {
   int ulog;   // log2(unit bytes)
   int small;  // every index fits 32 bits
   int source;  // 0: src, 1: src2
-  // Copies only: units under 16 bytes whose innermost mode is contiguous on both sides in runs
-  // of at least kRealignMinBytes (64). copy_boxes then moves each run as bytes, with 4-byte aligned
-  // stores and source words realigned by a funnel shift, 16 KiB per chunk, instead of one small
-  // access per unit, each with its own index arithmetic (odd-length rows, e.g. uneven shards).
-  int realign;
-  int pad_;
-  long long chunk_units;  // units per chunk: kChunk, or kRealignChunkBytes of units (realign)
 };
 static_assert(sizeof(Desc) % 8 == 0);
 
@@ -120,9 +112,6 @@ int unit_log2(const Transfer& t, std::int64_t es, int cap) {
   return l;
 }
 
-constexpr std::int64_t kRealignMinBytes = 64;
-constexpr std::int64_t kRealignChunkBytes = 16384;
-
 Desc make_desc(const Transfer& t, std::int64_t es, int cap, long long chunk_begin) {
   Desc d{};
   const int r = static_cast<int>(t.extents.size());
@@ -147,11 +136,6 @@ Desc make_desc(const Transfer& t, std::int64_t es, int cap, long long chunk_begi
   d.units = units;
   d.chunk_begin = chunk_begin;
   d.small = units < (1ll << 31) ? 1 : 0;
-  d.realign = ul < 4 && t.src_strides[r - 1] == 1 && t.dst_strides[r - 1] == 1 &&
-                      t.extents[r - 1] * es >= kRealignMinBytes
-                  ? 1
-                  : 0;
-  d.chunk_units = d.realign ? (kRealignChunkBytes >> ul) : kChunk;
   return d;
 }
 
@@ -256,7 +240,7 @@ BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
       const auto& b = boxes_[i];
       ds.push_back(make_desc(b, es, align, chunks));
       ds.back().source = source_[i];
-      chunks += (ds.back().units + ds.back().chunk_units - 1) / ds.back().chunk_units;
+      chunks += (ds.back().units + kChunk - 1) / kChunk;
     }
     Tables::Entry e;
     e.chunks = chunks;
@@ -356,53 +340,6 @@ __device__ __forceinline__ void run_chunk(const Desc& d, long long base, const c
     if (ok[k]) f.template apply<U>(v[k], reinterpret_cast<U*>(dst) + dofs[k]);
 }
 
-// The block copies n bytes from s to d (any alignment): bytes up to d's next 4-byte boundary,
-// then 4-byte words stored aligned, each assembled from the two aligned source words it straddles
-// (__funnelshift_r), then the last bytes. Every source word read holds at least one byte of the
-// range, so no read leaves the words of the source buffer.
-__device__ __forceinline__ void copy_bytes(const char* s, char* d, long long n) {
-  const long long head = min(n, static_cast<long long>((4 - (reinterpret_cast<std::uintptr_t>(d) & 3)) & 3));
-  if (threadIdx.x < head) d[threadIdx.x] = s[threadIdx.x];
-  const char* sp = s + head;
-  unsigned* dw = reinterpret_cast<unsigned*>(d + head);
-  const unsigned m = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(sp) & 3);
-  const unsigned* sa = reinterpret_cast<const unsigned*>(sp - m);
-  // Word w reads source words w and w + 1 (when m > 0); the last word stops where word w + 1
-  // would start past the range, so no read leaves it (the bytes left go to the tail).
-  const long long body = n - head;
-  const long long words = m == 0 ? body / 4 : (body >= 4 - m ? (body - (4 - m)) / 4 : 0);
-  constexpr int kU = 4;  // words in flight per thread
-  const long long step = static_cast<long long>(blockDim.x) * kU;
-  for (long long w0 = threadIdx.x; w0 < words; w0 += step) {
-    unsigned v[kU];
-#pragma unroll
-    for (int k = 0; k < kU; ++k) {
-      const long long w = w0 + k * static_cast<long long>(blockDim.x);
-      if (w < words) v[k] = m == 0 ? sa[w] : __funnelshift_r(sa[w], sa[w + 1], 8 * m);
-    }
-#pragma unroll
-    for (int k = 0; k < kU; ++k) {
-      const long long w = w0 + k * static_cast<long long>(blockDim.x);
-      if (w < words) dw[w] = v[k];
-    }
-  }
-  for (long long i = head + 4 * words + threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
-}
-
-// Chunk `base` of a realigned box (Desc::realign): its units, run by run, as byte copies.
-__device__ __forceinline__ void realigned_chunk(const Desc& d, long long base, const char* src, char* dst) {
-  const long long run = d.ext[d.rank - 1];  // units per run
-  const long long end = min(base + d.chunk_units, d.units);
-  for (long long u = base; u < end;) {
-    const long long in_run = u % run;
-    const long long n = min(run - in_run, end - u);
-    long long so, dof;
-    offsets(d, u, so, dof);
-    copy_bytes(src + (so << d.ulog), dst + (dof << d.ulog), n << d.ulog);
-    u += n;
-  }
-}
-
 template <class F>
 __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ table, int nboxes,
                                                        long long chunks, const char* src, char* dst,
@@ -432,24 +369,14 @@ __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ 
       reinterpret_cast<long long*>(&sd)[threadIdx.x] =
           reinterpret_cast<const long long*>(table + lo)[threadIdx.x];
     __syncthreads();
-    const long long base = (c - sd.chunk_begin) * sd.chunk_units;
+    const long long base = (c - sd.chunk_begin) * kChunk;
     const char* s = sd.source ? src2 : src;
-    if constexpr (F::realigns) {
-      if (sd.realign) {
-        realigned_chunk(sd, base, s, dst);
-        __syncthreads();
-        continue;
-      }
-    }
-    // A realign box's chunk holds chunk_units units: kChunk at a time on the unit path.
-    for (long long b = base; b < base + sd.chunk_units; b += kChunk) {
-      switch (sd.ulog) {
-        case 0: run_chunk<1>(sd, b, s, dst, f); break;
-        case 1: run_chunk<2>(sd, b, s, dst, f); break;
-        case 2: run_chunk<4>(sd, b, s, dst, f); break;
-        case 3: run_chunk<8>(sd, b, s, dst, f); break;
-        default: run_chunk<16>(sd, b, s, dst, f); break;
-      }
+    switch (sd.ulog) {
+      case 0: run_chunk<1>(sd, base, s, dst, f); break;
+      case 1: run_chunk<2>(sd, base, s, dst, f); break;
+      case 2: run_chunk<4>(sd, base, s, dst, f); break;
+      case 3: run_chunk<8>(sd, base, s, dst, f); break;
+      default: run_chunk<16>(sd, base, s, dst, f); break;
     }
     __syncthreads();
   }
@@ -457,7 +384,6 @@ __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ 
 
 struct CopyF {
   static constexpr bool reads_src = true;
-  static constexpr bool realigns = true;
   template <class U>
   __device__ __forceinline__ void apply(const U& s, U* d) const {
     *d = s;
@@ -466,7 +392,6 @@ struct CopyF {
 
 struct FillF {
   static constexpr bool reads_src = false;
-  static constexpr bool realigns = false;
   uint4 pattern;  // the value replicated over 16 bytes
   template <class U>
   __device__ __forceinline__ void apply(const U&, U* d) const {
@@ -521,7 +446,6 @@ __device__ __forceinline__ A combine(int op, A a, A b) {
 template <class T>
 struct ReduceF {
   static constexpr bool reads_src = true;
-  static constexpr bool realigns = false;
   int op;
   int combine_it;
   double divide;

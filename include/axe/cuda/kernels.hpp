@@ -15,10 +15,7 @@
 // Vectorisation: when the innermost mode is contiguous on both sides, every access moves the
 // largest power-of-two unit (up to 16 bytes) that divides the run length, the outer strides and
 // the offsets (in bytes) and the alignment of both base pointers; otherwise one element per
-// access. copy_boxes moves a box whose unit is under 16 bytes but whose innermost runs are
-// contiguous on both sides and at least 64 bytes long (odd-length rows of an uneven shard, say)
-// run by run as bytes instead: aligned 4-byte stores of source words realigned with a funnel
-// shift. Modes that are contiguous in both buffers are merged first, so a box of 8 modes often
+// access. Modes that are contiguous in both buffers are merged first, so a box of 8 modes often
 // launches as 1 or 2.
 #pragma once
 
