@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "axe/backoff.hpp"
 #include "axe/error.hpp"
 
 namespace axe {
@@ -86,7 +87,7 @@ void MpiTransport::check_usable(std::string_view what) const {
 void MpiTransport::wait_all(std::span<MPI_Request> reqs, std::string_view what, const std::string& detail) {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::duration<double>(timeout_s_);
-  int spins = 0;
+  Backoff backoff;
   while (true) {
     int done = 0;
     int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
@@ -104,8 +105,7 @@ void MpiTransport::wait_all(std::span<MPI_Request> reqs, std::string_view what, 
       fail("rank " + std::to_string(rank_) + ": " + std::string(what) + " timed out after " + buf +
            " s (AXE_TIMEOUT_S); a peer exited, failed or is stuck" + (detail.empty() ? "" : ": " + detail));
     }
-    // Spin briefly for latency, then yield so oversubscribed ranks make progress.
-    if (++spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(spins > 4096 ? 500 : 20));
+    backoff.pause();
   }
 }
 
@@ -152,7 +152,7 @@ void MpiTransport::exchange_impl(std::span<const SendBuffer> sends, std::span<co
   std::vector<MPI_Status> st(reqs.size());
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::duration<double>(timeout_s_);
-  int spins = 0;
+  Backoff backoff;
   while (true) {
     int done = 0;
     int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, st.data());
@@ -185,7 +185,7 @@ void MpiTransport::exchange_impl(std::span<const SendBuffer> sends, std::span<co
            " s (AXE_TIMEOUT_S) waiting for ranks " + ranks_text(waiting) +
            "; a peer exited, failed or runs a different plan");
     }
-    if (++spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(spins > 4096 ? 500 : 20));
+    backoff.pause();
   }
   for (std::size_t i = 0; i < nrecv; ++i) {
     int count = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "axe/backoff.hpp"
 #include "axe/error.hpp"
 
 namespace axe::cuda {
@@ -177,7 +178,7 @@ void NcclComm::wait(cudaEvent_t event, const char* what) {
       abort_and_throw(std::string(what) + " failed: " + ncclGetErrorString(st) + " (" +
                       ncclGetLastError(c) + ")");
   };
-  int spins = 0;
+  Backoff backoff;
   while (true) {
     const cudaError_t e = cudaEventQuery(event);
     if (e == cudaSuccess) return;
@@ -189,8 +190,7 @@ void NcclComm::wait(cudaEvent_t event, const char* what) {
     if (std::chrono::steady_clock::now() > deadline)
       abort_and_throw(std::string(what) + " timed out after " + std::to_string(timeout_) +
                       " s (AXE_TIMEOUT_S)");
-    if (++spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(50));
-    else std::this_thread::yield();
+    backoff.pause();
   }
 }
 
