@@ -38,6 +38,14 @@ constexpr Tunable kTunables[] = {
      "mesh of the world (e.g. x=2,y=2) whose single-axis groups the calibration also measures; empty: world only"},
     {"AXE_CALIBRATE_SIZES", "",
      "per-rank sizes the calibration times (e.g. 64K,16M); empty: 64K,2M,64M on GPUs, 4K,64K,256K on the host backend"},
+    {"AXE_NCCL_BLOCKING", "1",
+     "cuda: 1 = blocking data communicators (~20 us less host time per NCCL call; a peer dying while NCCL "
+     "connects can hang the host), 0 = every communicator non-blocking (every host wait bounded)"},
+    {"AXE_PIPELINE_CHUNKS", "1",
+     "cuda: at most this many chunks a step with large pack/unpack work is pipelined in (1 = off; it was "
+     "slower on 2 H200s)"},
+    {"AXE_PIPELINE_MIN_BYTES", "8388608", "cuda: pack + unpack bytes from which a step is pipelined"},
+    {"AXE_PIPELINE_BLOCKS_PER_SM", "4", "cuda: blocks per SM of the box kernels inside a pipelined step (1..8)"},
 };
 }  // namespace
 
