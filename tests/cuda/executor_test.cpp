@@ -92,15 +92,19 @@ struct Transition {
 
 void PrintTo(const Transition& t, std::ostream* os) { *os << t.name; }
 
+PlanRequest request_of(const Transition& t) {
+  Mesh m = parse_mesh(t.mesh);
+  return PlanRequest{shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.from)),
+                     shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.to)),
+                     DType::F64};
+}
+
 class TwoGpus : public ::testing::TestWithParam<Transition> {};
 
 TEST_P(TwoGpus, Redistribute_MatchesDestinationLayout) {
   AXE_REQUIRE_GPUS(2);
   const auto& t = GetParam();
-  Mesh m = parse_mesh(t.mesh);
-  PlanRequest r{shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.from)),
-                shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.to)),
-                DType::F64};
+  const PlanRequest r = request_of(t);
   auto res = run_on_gpus(r, 2);
   EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
 }
@@ -112,10 +116,7 @@ class TwoGpusPipelined : public ::testing::TestWithParam<Transition> {};
 TEST_P(TwoGpusPipelined, Redistribute_MatchesDestinationLayout) {
   AXE_REQUIRE_GPUS(2);
   const auto& t = GetParam();
-  Mesh m = parse_mesh(t.mesh);
-  PlanRequest r{shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.from)),
-                shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(t.to)),
-                DType::F64};
+  const PlanRequest r = request_of(t);
   std::vector<Counts> counts;
   auto res = run_on_gpus(r, 2, 60, &counts, Pipeline{3, 1, 1});
   EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));

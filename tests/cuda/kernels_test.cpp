@@ -156,45 +156,51 @@ TEST(BoxList, RejectsMoreThanEightModesAfterMerging) {
 
 class Kernels : public ::testing::TestWithParam<DType> {};
 
-void check_pack_unpack(DType dt, std::mt19937_64& rng, bool vector_friendly, int misalign) {
+// Pack, unpack (into a poisoned buffer: elements outside the boxes keep the poison) and a
+// strided -> strided copy of case `c` on base pointers `mis` bytes past an aligned address,
+// each against the host.
+void check_case(DType dt, const Case& c, std::size_t mis, std::mt19937_64& rng) {
   const std::int64_t es = size_of(dt);
+  const std::int64_t packed = total_elements(c.boxes);
+  auto src = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+  DeviceBuffer dsrc(src.size() + mis), dpk(static_cast<std::size_t>(packed * es) + mis);
+  dsrc.upload(src.data(), src.size(), mis);
+  // pack
+  auto l = BoxList::pack(c.boxes, dt, 0);
+  copy_boxes(l, dsrc.c() + mis, dpk.c() + mis, nullptr);
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<unsigned char> want(static_cast<std::size_t>(packed * es));
+  host_copy(with_packed(c.boxes, true, 0), es, src.data(), want.data());
+  auto got = dpk.download();
+  ASSERT_EQ(0, std::memcmp(got.data() + mis, want.data(), want.size()))
+      << "pack, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+  // unpack into a poisoned buffer: elements outside the boxes keep the poison
+  auto poison = random_bytes(static_cast<std::size_t>(c.dst_elems * es), rng);
+  DeviceBuffer ddst(poison.size() + mis);
+  ddst.upload(poison.data(), poison.size(), mis);
+  auto u = BoxList::unpack(c.boxes, dt, 0);
+  copy_boxes(u, dpk.c() + mis, ddst.c() + mis, nullptr);
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  auto expect = poison;
+  host_copy(with_packed(c.boxes, false, 0), es, want.data(), expect.data());
+  got = ddst.download();
+  ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
+      << "unpack, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+  // strided -> strided copy
+  ddst.upload(poison.data(), poison.size(), mis);
+  copy_boxes(BoxList::copy(c.boxes, dt), dsrc.c() + mis, ddst.c() + mis, nullptr);
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  expect = poison;
+  host_copy(c.boxes, es, src.data(), expect.data());
+  got = ddst.download();
+  ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
+      << "copy, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+}
+
+void check_pack_unpack(DType dt, std::mt19937_64& rng, bool vector_friendly, int misalign) {
   for (int rep = 0; rep < 12; ++rep) {
     Case c = random_case(rng, 1 + static_cast<int>(rng() % 6), 8, vector_friendly);
-    const std::int64_t packed = total_elements(c.boxes);
-    const std::size_t mis = static_cast<std::size_t>(misalign * es);
-    auto src = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
-    DeviceBuffer dsrc(src.size() + mis), dpk(static_cast<std::size_t>(packed * es) + mis);
-    dsrc.upload(src.data(), src.size(), mis);
-    // pack
-    auto l = BoxList::pack(c.boxes, dt, 0);
-    copy_boxes(l, dsrc.c() + mis, dpk.c() + mis, nullptr);
-    AXE_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<unsigned char> want(static_cast<std::size_t>(packed * es));
-    host_copy(with_packed(c.boxes, true, 0), es, src.data(), want.data());
-    auto got = dpk.download();
-    ASSERT_EQ(0, std::memcmp(got.data() + mis, want.data(), want.size()))
-        << "pack, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
-    // unpack into a poisoned buffer: elements outside the boxes keep the poison
-    auto poison = random_bytes(static_cast<std::size_t>(c.dst_elems * es), rng);
-    DeviceBuffer ddst(poison.size() + mis);
-    ddst.upload(poison.data(), poison.size(), mis);
-    auto u = BoxList::unpack(c.boxes, dt, 0);
-    copy_boxes(u, dpk.c() + mis, ddst.c() + mis, nullptr);
-    AXE_CUDA_CHECK(cudaDeviceSynchronize());
-    auto expect = poison;
-    host_copy(with_packed(c.boxes, false, 0), es, want.data(), expect.data());
-    got = ddst.download();
-    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
-        << "unpack, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
-    // strided -> strided copy
-    ddst.upload(poison.data(), poison.size(), mis);
-    copy_boxes(BoxList::copy(c.boxes, dt), dsrc.c() + mis, ddst.c() + mis, nullptr);
-    AXE_CUDA_CHECK(cudaDeviceSynchronize());
-    expect = poison;
-    host_copy(c.boxes, es, src.data(), expect.data());
-    got = ddst.download();
-    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
-        << "copy, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+    check_case(dt, c, static_cast<std::size_t>(misalign * size_of(dt)), rng);
   }
 }
 
@@ -238,36 +244,7 @@ TEST_P(Kernels, PackUnpackCopy_OddRowsAndStridesMatchHost) {
       c.dst_elems = t.dst_offset + (rows - 1) * ds + len + 3;
       c.boxes.push_back(t);
     }
-    const std::size_t mis = static_cast<std::size_t>((rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3) * es);
-    const std::int64_t packed = total_elements(c.boxes);
-    auto src = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
-    DeviceBuffer dsrc(src.size() + mis), dpk(static_cast<std::size_t>(packed * es) + mis);
-    dsrc.upload(src.data(), src.size(), mis);
-    copy_boxes(BoxList::pack(c.boxes, dt, 0), dsrc.c() + mis, dpk.c() + mis, nullptr);
-    AXE_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<unsigned char> want(static_cast<std::size_t>(packed * es));
-    host_copy(with_packed(c.boxes, true, 0), es, src.data(), want.data());
-    auto got = dpk.download();
-    ASSERT_EQ(0, std::memcmp(got.data() + mis, want.data(), want.size()))
-        << "pack, dtype " << to_string(dt) << ", boxes " << to_string(c.boxes[0]) << " " << to_string(c.boxes[1]);
-    auto poison = random_bytes(static_cast<std::size_t>(c.dst_elems * es), rng);
-    DeviceBuffer ddst(poison.size() + mis);
-    ddst.upload(poison.data(), poison.size(), mis);
-    copy_boxes(BoxList::unpack(c.boxes, dt, 0), dpk.c() + mis, ddst.c() + mis, nullptr);
-    AXE_CUDA_CHECK(cudaDeviceSynchronize());
-    auto expect = poison;
-    host_copy(with_packed(c.boxes, false, 0), es, want.data(), expect.data());
-    got = ddst.download();
-    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
-        << "unpack, dtype " << to_string(dt) << ", boxes " << to_string(c.boxes[0]) << " " << to_string(c.boxes[1]);
-    ddst.upload(poison.data(), poison.size(), mis);
-    copy_boxes(BoxList::copy(c.boxes, dt), dsrc.c() + mis, ddst.c() + mis, nullptr);
-    AXE_CUDA_CHECK(cudaDeviceSynchronize());
-    expect = poison;
-    host_copy(c.boxes, es, src.data(), expect.data());
-    got = ddst.download();
-    ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
-        << "copy, dtype " << to_string(dt) << ", boxes " << to_string(c.boxes[0]) << " " << to_string(c.boxes[1]);
+    check_case(dt, c, static_cast<std::size_t>((rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3) * es), rng);
   }
 }
 
