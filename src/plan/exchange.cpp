@@ -638,7 +638,9 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
   };
   // The box built in place from the template (no temporary, no zeroing first).
   auto emit = [&](std::vector<Transfer>& list, const FastBox& f, const Hit& h) {
-    list.emplace_back(f.tmpl.extents, h.src_offset, f.tmpl.src_strides, h.dst_offset, f.tmpl.dst_strides, h.term);
+    // Braces, not emplace_back's parentheses: aggregate init from a parenthesised list needs
+    // clang 16, and the fuzzer builds with clang 14.
+    list.push_back(Transfer{f.tmpl.extents, h.src_offset, f.tmpl.src_strides, h.dst_offset, f.tmpl.dst_strides, h.term});
   };
   // Members of the group (Mesh::group), visited by ascending rank so messages come out sorted.
   std::int64_t g = 1;
