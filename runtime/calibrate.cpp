@@ -522,9 +522,7 @@ std::string calibration_key_of(std::string_view text) {
 
 CostModel parse_cost_model_file(std::string_view text, const std::string& path) {
   try {
-    CostModel m = CostModel::parse(text);
-    m.local_beta = m.coeffs(StepKind::LocalCopy, {}).beta;
-    return m;
+    return CostModel::parse(text);
   } catch (const Error& e) {
     fail("cost model file '" + path + "': " + e.what());
   }

@@ -357,7 +357,9 @@ class CostModel {
   Coeffs coeffs(StepKind kind, const std::vector<Axis>& axes) const;
   void set(StepKind kind, Coeffs c, std::vector<Axis> axes = {});
   double local_beta = 1.0 / 200e9;
-  // Lines "KIND [AXIS,AXIS...] ALPHA_US GBPS" (# comments); throws axe::Error naming the line.
+  // Lines "KIND [AXIS,AXIS...] ALPHA_US GBPS" (# comments); a "local" line without axes also
+  // sets local_beta (e.g. "local 0 2" prices local copies at 2 GB/s). Throws axe::Error naming
+  // the line.
   static CostModel parse(std::string_view text);
   static CostModel load(const std::string& path);
   // Every coefficient as text: equal for models that cost every step alike (a cache key).

@@ -140,6 +140,7 @@ CostModel CostModel::parse(std::string_view text) {
     if (alpha < 0 || gbps <= 0) bad("ALPHA_US must be >= 0 and GBPS > 0");
     m.set(*kind, {alpha * 1e-6, 1.0 / (gbps * 1e9)}, axes);
   }
+  m.local_beta = m.coeffs(StepKind::LocalCopy, {}).beta;  // a `local` line prices local copies
   return m;
 }
 

@@ -31,6 +31,16 @@ TEST(CostModelParse, EmptyTextIsTheDefaultModel) {
   EXPECT_DOUBLE_EQ(m.coeffs(StepKind::AllToAll, {}).beta, 1.0 / 20e9);
 }
 
+// A "local" line prices local copies (local_beta) as well as LocalCopy steps; without one both
+// keep the default 200 GB/s.
+TEST(CostModelParse, LocalLineSetsLocalBeta) {
+  CostModel m = CostModel::parse("local 0 2\n");
+  EXPECT_DOUBLE_EQ(m.local_beta, 1.0 / 2e9);
+  EXPECT_DOUBLE_EQ(m.coeffs(StepKind::LocalCopy, {}).beta, 1.0 / 2e9);
+  EXPECT_DOUBLE_EQ(CostModel::parse("all-gather 5 100\n").local_beta, 1.0 / 200e9);
+  EXPECT_NE(m.fingerprint(), CostModel().fingerprint());
+}
+
 void expect_error(const std::string& text, const std::string& line_no, const std::string& part) {
   try {
     CostModel::parse(text);
