@@ -523,6 +523,11 @@ std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps) {
   return {moved > 0 ? work : 0, moved};
 }
 
+// Whether any step of the plan goes beyond local copies (the same on every rank).
+bool moves_data(const RankPlan& plan) {
+  return std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& s) { return s.kind != StepKind::LocalCopy; });
+}
+
 }  // namespace
 
 void CudaExecutor::build(Prepared& p) {
@@ -548,30 +553,17 @@ void CudaExecutor::build(Prepared& p) {
   for (std::size_t j = 0; j < p.run.size(); ++j) {
     const Step& s = p.run[j];
     PStep ps = build_step(pl, s, origin[j], comm_ != nullptr);
-    ps.chunk = s.chunks > 1 ? s.chunk : 0;
-    ps.chunks = s.chunks;
+    // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
+    // chunked for its staging limit (possibly hundreds of chunks) runs chunk after chunk on
+    // stream_, as any other step.
+    if (!p.chunks.empty() && p.chunks[origin[j]] > 1) {
+      ps.chunk = s.chunk;
+      ps.chunks = s.chunks;
+    }
     ps.slot = static_cast<int>(ps.chunk % 2);
     max_send[ps.slot] = std::max(max_send[ps.slot], ps.send_elems * es);
     max_recv[ps.slot] = std::max(max_recv[ps.slot], ps.recv_elems * es);
     p.steps.push_back(std::move(ps));
-  }
-  if (p.wish.empty()) {  // first build (unchunked): what this rank would pipeline
-    p.wish.assign(pl.steps.size(), 1);
-    for (std::size_t i = 0; i < pl.steps.size(); ++i) {
-      const Step& s = pl.steps[i];
-      const auto& ps = p.steps[i];
-      if (s.chunks > 1 || (s.reduce && ps.mode == Mode::P2P)) continue;  // planner-chunked, or terms
-      if (ps.mode != Mode::AllGather && ps.mode != Mode::ReduceScatter && ps.mode != Mode::P2P) continue;
-      const auto [work, moved] = kernel_work(ps);
-      if (moved == 0 || work == 0) continue;
-      if (max_chunks_ >= 2 && work * es >= min_pipeline_bytes_)
-        p.wish[i] = std::clamp<std::int64_t>(work * es / pipeline_chunk_bytes_, 2, max_chunks_);
-      // Staging bound: a step staging more than the destination's local bytes (and at least
-      // kStagingBoundMin) runs in enough chunks that its two staging slots fit in the destination.
-      const std::int64_t staging = (ps.send_elems + ps.recv_elems) * es, dst = pl.buffers.back() * es;
-      if (staging > dst && staging >= kStagingBoundMin && dst > 0)
-        p.wish[i] = std::max(p.wish[i], std::min<std::int64_t>(2 * ((staging + dst - 1) / dst), kMaxPipelineChunks));
-    }
   }
   // Collective groups of the run steps (the same steps on every rank, chunks being agreed); the
   // chunks of one step share the communicator of its first chunk.
@@ -607,6 +599,29 @@ void CudaExecutor::build(Prepared& p) {
   p.scratch_bytes = bytes;
 }
 
+// Per plan step, the chunks this rank would run it in (1: none), from its unchunked build:
+// pipelining (opt-in) and the staging bound.
+void CudaExecutor::wish_chunks(Prepared& p) const {
+  const RankPlan& pl = p.plan;
+  const std::int64_t es = size_of(pl.dtype);
+  p.wish.assign(pl.steps.size(), 1);
+  for (std::size_t i = 0; i < pl.steps.size(); ++i) {
+    const Step& s = pl.steps[i];
+    const auto& ps = p.steps[i];
+    if (s.chunks > 1 || (s.reduce && ps.mode == Mode::P2P)) continue;  // planner-chunked, or terms
+    if (ps.mode != Mode::AllGather && ps.mode != Mode::ReduceScatter && ps.mode != Mode::P2P) continue;
+    const auto [work, moved] = kernel_work(ps);
+    if (moved == 0 || work == 0) continue;
+    if (max_chunks_ >= 2 && work * es >= min_pipeline_bytes_)
+      p.wish[i] = std::clamp<std::int64_t>(work * es / pipeline_chunk_bytes_, 2, max_chunks_);
+    // Staging bound: a step staging more than the destination's local bytes (and at least
+    // kStagingBoundMin) runs in enough chunks that its two staging slots fit in the destination.
+    const std::int64_t staging = (ps.send_elems + ps.recv_elems) * es, dst = pl.buffers.back() * es;
+    if (staging > dst && staging >= kStagingBoundMin && dst > 0)
+      p.wish[i] = std::max(p.wish[i], std::min<std::int64_t>(2 * ((staging + dst - 1) / dst), kMaxPipelineChunks));
+  }
+}
+
 bool CudaExecutor::prepare_local(const RankPlan& plan) {
   if (lookup(plan)) return false;
   auto p = std::make_unique<Prepared>();
@@ -617,6 +632,7 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
     fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) + " but this NCCL rank is " +
          std::to_string(comm_->rank()));
   build(*p);
+  wish_chunks(*p);
   // Padding: per buffer written by the steps (not the source), the elements that no fill, local
   // copy or received box of any step writes. Every term of a reduced element is written by
   // its term-0 box first, so the union of the boxes is the set of written elements.
@@ -636,9 +652,7 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
     p->pads[i] = BoxList::copy(*gaps, dt);
   }
   // connect() agrees on the chunks (and splits communicators): needed whenever data moves.
-  bool moves = false;
-  for (const Step& s : pl.steps) moves = moves || s.kind != StepKind::LocalCopy;
-  p->connected = !comm_ || !moves;
+  p->connected = !comm_ || !moves_data(pl);
   // Bounded cache: plans are usually few and reused; an evicted one is simply prepared again
   // (the runtime's backend agrees on re-preparation across ranks, so eviction is per rank).
   if (cache_.size() >= 64) {
@@ -652,9 +666,7 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
 void CudaExecutor::connect(const RankPlan& plan) {
   Prepared* p = lookup(plan);
   if (!p) fail("CudaExecutor::connect: the plan for rank " + std::to_string(plan.rank) + " is not prepared");
-  bool moves = false;
-  for (const Step& s : plan.steps) moves = moves || s.kind != StepKind::LocalCopy;
-  if (!comm_ || !moves) {
+  if (!comm_ || !moves_data(plan)) {
     p->connected = true;
     return;
   }

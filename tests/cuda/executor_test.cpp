@@ -199,6 +199,26 @@ TEST(TwoGpusPipeline, StagingBoundChunksReduceScatter_HandDerived) {
   }
 }
 
+// A step the planner split for its staging limit runs chunk after chunk on the executor's stream,
+// however many chunks there are (more than the 16 a pipelined step may have): S(1) -> R of 64x128
+// f64 on gpu=2 with a 4 KiB staging limit is many all-gathers, one NCCL call each, and the
+// executor pipelines none of them.
+TEST(TwoGpusPipeline, PlannerChunkedStepRunsInOrder) {
+  AXE_REQUIRE_GPUS(2);
+  Mesh m = parse_mesh("gpu=2");
+  PlanRequest r{shard({64, 128}, m, {Shard(1)}), shard({64, 128}, m, {Replicate()}), DType::F64};
+  r.staging_limit = 4096;
+  const std::size_t steps = plan_all(r).kinds.size();
+  ASSERT_GT(steps, static_cast<std::size_t>(CudaExecutor::kMaxPipelineChunks));
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts);
+  EXPECT_EQ(verify(r, res), "");
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].chunks, std::vector<std::int64_t>(steps, 1)) << "rank " << k;
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].nccl_calls, static_cast<std::int64_t>(steps)) << "rank " << k;
+  }
+}
+
 TEST(OneGpu, SetPipeline_RejectsValuesOutOfRange) {
   AXE_REQUIRE_GPUS(1);
   CudaExecutor ex(nullptr);

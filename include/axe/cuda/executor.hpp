@@ -140,6 +140,7 @@ class CudaExecutor {
   struct Prepared;
   Prepared* lookup(const RankPlan& plan) const;
   void build(Prepared& p);
+  void wish_chunks(Prepared& p) const;
   void ensure_pipeline_streams();
   NcclComm* comm_;
   cudaStream_t stream_ = nullptr;
