@@ -696,12 +696,12 @@ bool CudaExecutor::ready(const RankPlan& plan) const {
   return p && p->connected;
 }
 
-std::int64_t CudaExecutor::staging_bytes(const RankPlan& plan) {
+std::int64_t CudaExecutor::staging_bytes(const RankPlan& plan) const {
   const Prepared* p = lookup(plan);
   return p ? p->scratch_bytes : -1;
 }
 
-std::vector<std::int64_t> CudaExecutor::pipeline_chunks(const RankPlan& plan) {
+std::vector<std::int64_t> CudaExecutor::pipeline_chunks(const RankPlan& plan) const {
   const Prepared* p = lookup(plan);
   if (!p) return {};
   return p->chunks.empty() ? std::vector<std::int64_t>(plan.steps.size(), 1) : p->chunks;

@@ -70,7 +70,6 @@ ncclConfig_t NcclComm::config(bool data) const {
 NcclComm::NcclComm(const ncclUniqueId& id, int rank, int nranks, int device, double timeout_s)
     : rank_(rank), size_(nranks), device_(device) {
   timeout_ = timeout_s > 0 ? timeout_s : timeout_seconds_from_env();
-  blocking_ = blocking_from_env();
   if (rank < 0 || rank >= nranks)
     fail("NcclComm: rank " + std::to_string(rank) + " is outside 0.." + std::to_string(nranks - 1));
   init(id);
@@ -83,6 +82,7 @@ ncclUniqueId NcclComm::unique_id() {
 }
 
 void NcclComm::init(const ncclUniqueId& id) {
+  blocking_ = blocking_from_env();
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   ncclConfig_t cfg = config(false);
   const ncclResult_t r = ncclCommInitRankConfig(&world_, size_, id, rank_, &cfg);

@@ -10,7 +10,6 @@ namespace axe::cuda {
 #ifdef AXE_CUDA_HAVE_MPI
 NcclComm::NcclComm(MPI_Comm comm, int device, double timeout_s) : device_(device) {
   timeout_ = timeout_s > 0 ? timeout_s : timeout_seconds_from_env();
-  blocking_ = blocking_from_env();
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   ncclUniqueId id{};

@@ -120,10 +120,10 @@ class CudaExecutor {
   std::int64_t nccl_calls() const { return nccl_calls_; }
   // Device bytes this executor allocated for `plan` (intermediate buffers and staging slots);
   // -1 when the plan is not prepared.
-  std::int64_t staging_bytes(const RankPlan& plan);
+  std::int64_t staging_bytes(const RankPlan& plan) const;
   // Per plan step, the number of pipelined chunks it runs in (1: not pipelined); empty when the
   // plan is not prepared.
-  std::vector<std::int64_t> pipeline_chunks(const RankPlan& plan);
+  std::vector<std::int64_t> pipeline_chunks(const RankPlan& plan) const;
 
   // Pipelining (see above): a step is split in chunks when this rank's pack + unpack work is at
   // least min_bytes, into work / chunk_bytes chunks, at least 2 and at most max_chunks (1 turns

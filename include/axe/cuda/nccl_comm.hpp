@@ -82,7 +82,6 @@ class NcclComm {
   int device() const { return device_; }
   double timeout() const { return timeout_; }
   bool failed() const { return failed_; }
-  bool blocking() const { return blocking_; }
   ncclComm_t world() const { return world_; }  // control: non-blocking
   // The world for data (point-to-point steps): a blocking duplicate of world() in blocking mode.
   ncclComm_t data_world() const { return data_ ? data_ : world_; }
