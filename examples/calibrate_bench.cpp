@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "axe/bytes.hpp"
 #include "axe/calibrate.hpp"
 #include "axe/dist_tensor.hpp"
 #include "axe/error.hpp"
@@ -39,36 +40,6 @@ struct Transition {
   std::string from, to;  // placements, one per mesh axis
   bool uneven = false;   // rows not divisible by the mesh
 };
-
-std::vector<std::int64_t> parse_sizes(const std::string& s) {
-  std::vector<std::int64_t> v;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    std::size_t e = s.find(',', pos);
-    if (e == std::string::npos) e = s.size();
-    std::string w = s.substr(pos, e - pos);
-    char* end = nullptr;
-    double x = std::strtod(w.c_str(), &end);
-    double mul = *end == 'K' ? 1024 : *end == 'M' ? 1 << 20 : *end == 'G' ? 1 << 30 : 1;
-    if (end == w.c_str() || !(x > 0)) fail("--sizes: '" + w + "' is not a size (e.g. 64K,1M)");
-    v.push_back(static_cast<std::int64_t>(x * mul));
-    pos = e + 1;
-  }
-  return v;
-}
-
-std::string bytes_text(double b) {
-  char buf[32];
-  if (b >= (1 << 30))
-    std::snprintf(buf, sizeof buf, "%gG", b / (1 << 30));
-  else if (b >= (1 << 20))
-    std::snprintf(buf, sizeof buf, "%gM", b / (1 << 20));
-  else if (b >= 1024)
-    std::snprintf(buf, sizeof buf, "%gK", b / 1024);
-  else
-    std::snprintf(buf, sizeof buf, "%g", b);
-  return buf;
-}
 
 std::string group_text(const std::vector<Axis>& axes) {
   std::string s;
@@ -123,7 +94,7 @@ int main(int argc, char** argv) {
     else if (a == "--repeats" && i + 1 < argc)
       reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--sizes" && i + 1 < argc)
-      sizes = parse_sizes(argv[++i]);
+      sizes = parse_byte_list(argv[++i], "--sizes");
     else if (a == "--quick")
       quick = true;
     else {

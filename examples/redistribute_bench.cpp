@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "axe/bytes.hpp"
 #include "axe/dist_tensor.hpp"
 #include "axe/error.hpp"
 
@@ -30,28 +31,6 @@ struct Transition {
   const char* label;
   axe::AxisPlacement from, to;
 };
-
-std::int64_t parse_size(const std::string& s) {
-  if (s.empty()) axe::fail("--sizes: empty size");
-  std::int64_t mult = 1;
-  std::string num = s;
-  switch (s.back()) {
-    case 'K': mult = 1 << 10; break;
-    case 'M': mult = 1 << 20; break;
-    case 'G': mult = 1 << 30; break;
-    default: break;
-  }
-  if (mult > 1) num.pop_back();
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(num, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != num.size() || v <= 0) axe::fail("--sizes: '" + s + "' is not a size like 1M or 65536");
-  return v * mult;
-}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -110,7 +89,7 @@ int main(int argc, char** argv) {
       for (const auto& dn : dtypes) {
         const DType dt = parse_dtype(dn);
         for (const auto& sz : sizes) {
-          const std::int64_t size = parse_size(sz), es = size_of(dt);
+          const std::int64_t size = parse_bytes(sz, "--sizes"), es = size_of(dt);
           const std::vector<std::int64_t> shape{std::max<std::int64_t>(size / es / 4096, 16), 4096};
           auto layout = [&](AxisPlacement p) {
             return shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(&p, 1));

@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "axe/bytes.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/nccl_comm.hpp"
@@ -132,20 +133,6 @@ DistLayout interleaved(const std::vector<std::int64_t>& shape, const Mesh& mesh)
   return DistLayout(shape, parse_axe_layout(text), mesh);
 }
 
-std::int64_t parse_size(const std::string& s) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  std::string u(end ? end : "");
-  for (auto& ch : u) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  double mul = 1;
-  if (u == "K" || u == "KIB") mul = 1024.0;
-  else if (u == "M" || u == "MIB") mul = 1024.0 * 1024;
-  else if (u == "G" || u == "GIB") mul = 1024.0 * 1024 * 1024;
-  else if (!u.empty() && u != "B") fail("--sizes: unknown unit in '" + s + "' (use K, M, G)");
-  if (!(v > 0)) fail("--sizes: '" + s + "' is not a positive size");
-  return static_cast<std::int64_t>(v * mul);
-}
-
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -153,14 +140,6 @@ std::vector<std::string> split(const std::string& s) {
   while (std::getline(ss, item, ','))
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-std::string human(double bytes) {
-  char b[32];
-  if (bytes >= 1 << 30) std::snprintf(b, sizeof b, "%gG", bytes / (1 << 30));
-  else if (bytes >= 1 << 20) std::snprintf(b, sizeof b, "%gM", bytes / (1 << 20));
-  else std::snprintf(b, sizeof b, "%gK", bytes / 1024);
-  return b;
 }
 
 struct Case {
@@ -277,7 +256,7 @@ int main(int argc, char** argv) {
       };
       if (a == "--sizes") {
         sizes.clear();
-        for (const auto& s : split(next())) sizes.push_back(parse_size(s));
+        for (const auto& s : split(next())) sizes.push_back(parse_bytes(s, "--sizes"));
       } else if (a == "--dtypes") {
         dtypes.clear();
         for (const auto& s : split(next())) dtypes.push_back(parse_dtype(s));
@@ -342,9 +321,9 @@ int main(int argc, char** argv) {
           std::string steps;
           for (const auto& s : p->steps) steps += (steps.empty() ? "" : "+") + std::string(to_string(s.kind));
           std::printf("  %-22s %-4s %6s  shape %lldx%lld  steps %s  staging %s\n", c.t->label.c_str(),
-                      std::string(to_string(c.dtype)).c_str(), human(static_cast<double>(c.size)).c_str(),
+                      std::string(to_string(c.dtype)).c_str(), bytes_text(static_cast<double>(c.size)).c_str(),
                       static_cast<long long>(c.shape[0]), static_cast<long long>(c.shape[1]), steps.c_str(),
-                      human(static_cast<double>(p->stats.staging_bytes)).c_str());
+                      bytes_text(static_cast<double>(p->stats.staging_bytes)).c_str());
         }
         if (!dry)
           std::printf("reshard_bench: %d rank(s) need %d GPU(s), %d visible on the poorest rank: nothing to "
@@ -612,8 +591,8 @@ int main(int argc, char** argv) {
       r.bound_busbw = static_cast<double>(global) / (bound_ms * 1e-3) / 1e9 * factor;
       if (rank == 0)
         std::printf("%-22s %-4s %5s %10.4f %10.4f %6.2f %8.1fG %8.1fG %8.1f %9s  %s (%s) [%.4f / %.4f]\n", r.transition.c_str(),
-                    r.dtype.c_str(), human(static_cast<double>(c.size)).c_str(), r.axe_ms, r.bound_ms,
-                    r.axe_ms / r.bound_ms, r.algbw, r.busbw, r.cpu_us, human(static_cast<double>(r.staging)).c_str(),
+                    r.dtype.c_str(), bytes_text(static_cast<double>(c.size)).c_str(), r.axe_ms, r.bound_ms,
+                    r.axe_ms / r.bound_ms, r.algbw, r.busbw, r.cpu_us, bytes_text(static_cast<double>(r.staging)).c_str(),
                     r.steps.c_str(), r.bound.c_str(), r.fill_ms, r.copy_ms);
       std::fflush(stdout);
       clear_plan_cache();  // keep host memory flat across 1 GiB cases

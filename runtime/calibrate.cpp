@@ -14,6 +14,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "axe/bytes.hpp"
 #include "axe/error.hpp"
 #include "axe/mpi_transport.hpp"
 #include "axe/placement.hpp"
@@ -228,29 +229,6 @@ std::string join_sizes(const std::vector<std::int64_t>& v) {
   return s;
 }
 
-std::vector<std::int64_t> parse_sizes(const std::string& text) {
-  std::vector<std::int64_t> v;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    auto e = text.find(',', pos);
-    std::string w = text.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
-    char* end = nullptr;
-    double x = std::strtod(w.c_str(), &end);
-    std::string suffix = end ? std::string(end) : "";
-    double mul = suffix.empty()                   ? 1
-                 : suffix == "K" || suffix == "k" ? 1024
-                 : suffix == "M" || suffix == "m" ? 1 << 20
-                 : suffix == "G" || suffix == "g" ? 1 << 30
-                                                  : -1;
-    if (end == w.c_str() || mul < 0 || !(x > 0))
-      fail("AXE_CALIBRATE_SIZES='" + text + "': '" + w +
-           "' is not a size in bytes (e.g. 4096, 64K, 16M)");
-    v.push_back(static_cast<std::int64_t>(x * mul));
-    if (e == std::string::npos) break;
-    pos = e + 1;
-  }
-  return v;
-}
 
 }  // namespace
 
@@ -276,7 +254,7 @@ Resolved resolve(const Runtime& rt, const CalibrationOptions& o) {
     std::string t = tunable("AXE_CALIBRATE_SIZES");
     r.sizes = t.empty() ? (host ? std::vector<std::int64_t>{4096, 65536, 262144}
                                 : std::vector<std::int64_t>{65536, 2 << 20, 64 << 20})
-                        : parse_sizes(t);
+                        : parse_byte_list(t, "AXE_CALIBRATE_SIZES");
   }
   std::vector<std::int64_t> s = r.sizes;
   std::sort(s.begin(), s.end());

@@ -70,34 +70,6 @@ std::vector<std::int64_t> parse_ints(std::string_view text, std::string_view wha
   return out;
 }
 
-std::int64_t parse_bytes(std::string_view text, std::string_view what) {
-  auto bad = [&](const std::string& why) {
-    fail(std::string(what) + ": expected a byte count (an integer >= 0 with an optional K, M or G suffix, "
-         "1K = 1024), got " + quoted(text) + " (" + why + ")");
-  };
-  std::size_t n = 0;
-  while (n < text.size() && std::isdigit(static_cast<unsigned char>(text[n]))) ++n;
-  if (n == 0)
-    bad(text.size() > 1 && text[0] == '-' && std::isdigit(static_cast<unsigned char>(text[1])) ? "negative"
-                                                                                                : "no digits");
-  std::string suffix;
-  for (char c : text.substr(n)) suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  int shift = 0;
-  if (suffix.empty()) shift = 0;
-  else if (suffix == "k" || suffix == "kib") shift = 10;
-  else if (suffix == "m" || suffix == "mib") shift = 20;
-  else if (suffix == "g" || suffix == "gib") shift = 30;
-  else bad("unknown suffix '" + std::string(text.substr(n)) + "'");
-  std::int64_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const int d = text[i] - '0';
-    if (v > (std::numeric_limits<std::int64_t>::max() - d) / 10) bad("does not fit in 64 bits");
-    v = v * 10 + d;
-  }
-  if (v > (std::numeric_limits<std::int64_t>::max() >> shift)) bad("does not fit in 64 bits");
-  return v << shift;
-}
-
 std::vector<std::int64_t> parse_shape(std::string_view text, std::string_view what) {
   auto shape = parse_ints(text, what);
   for (std::size_t k = 0; k < shape.size(); ++k) {

@@ -23,11 +23,6 @@ inline constexpr std::int64_t kMaxListed = 1 << 16;
 // A decimal int64 ("-12"); throws axe::Error naming `what` on bad text or 64-bit overflow.
 std::int64_t parse_int(std::string_view text, std::string_view what);
 
-// A byte count: a decimal integer >= 0 with an optional binary suffix K, M or G (also KiB, MiB,
-// GiB; any case): 1K = 1024. "32768" -> 32768, "64K" -> 65536, "1M" -> 1048576. Junk, a
-// negative value, an unknown suffix and 64-bit overflow are errors naming `what` and the text.
-std::int64_t parse_bytes(std::string_view text, std::string_view what);
-
 // "8,16" or "(8,16)": a list of integers; empty items, junk and overflow are errors naming `what`.
 std::vector<std::int64_t> parse_ints(std::string_view text, std::string_view what);
 

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "axe/bytes.hpp"
 #include "axe/error.hpp"
 #include "axe/plan.hpp"
 #include "axe/simulate.hpp"
@@ -50,8 +51,8 @@ PlanRequest request(const Args& args, CostModel& cost) {
   PlanRequest r{parse_dist(args.get("from"), shape, from_mesh, "from"), parse_dist(args.get("to"), shape, to_mesh, "to"),
                 dt};
   // 0 (the library's "default") is accepted and means the default.
-  if (args.has("staging-limit")) r.staging_limit = util::parse_bytes(args.get("staging-limit"), "--staging-limit");
-  if (args.has("spread-min")) r.spread_min_bytes = util::parse_bytes(args.get("spread-min"), "--spread-min");
+  if (args.has("staging-limit")) r.staging_limit = parse_bytes(args.get("staging-limit"), "--staging-limit");
+  if (args.has("spread-min")) r.spread_min_bytes = parse_bytes(args.get("spread-min"), "--spread-min");
   check_request(r);
   return r;
 }
