@@ -1,5 +1,7 @@
 // kernel_bench: pack / unpack / transpose bandwidth against cudaMemcpy device-to-device on the
-// same bytes, in the same process (CUDA events, median of 30 runs after 5 warm-ups).
+// same bytes, in the same process (CUDA events, median of 30 runs after 5 warm-ups). Pack and
+// unpack rows run on the box kernel; rows marked "engines" run the same boxes through the copy
+// engines (cudaMemcpy2DAsync), where they qualify.
 //
 //   kernel_bench [--json FILE] [--mib N]
 //
@@ -80,17 +82,35 @@ int main(int argc, char** argv) {
     return median_ms([&] { AXE_CUDA_CHECK(cudaMemcpyAsync(b, a, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, s)); }, s);
   };
 
+  // copy_boxes with the box kernel only (copy engines off), and, where the box qualifies, with
+  // the copy engines (cudaMemcpy2DAsync; kernels.hpp, copy_engine_min).
+  auto both = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc) {
+    const std::int64_t old = set_copy_engine_min(0);
+    rows.push_back({name, double(l.elements() * size_of(l.dtype())), median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
+    if (!engine_copies(l, 1).empty()) {
+      set_copy_engine_min(1);
+      rows.push_back({name + " engines", double(l.elements() * size_of(l.dtype())),
+                      median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
+    }
+    set_copy_engine_min(old);
+  };
   // pack / unpack: runs of `run` bytes (f32), every other run of the source (stride 2 runs).
-  for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096}) {
+  for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096, 8192, 16384}) {
     const std::int64_t es = 4, re = run / es, nrun = payload / run;
     Transfer t{{nrun, re}, 0, {2 * re, 1}, 0, {re, 1}, 0};
     auto pk = BoxList::pack({t}, DType::F32);
     auto up = BoxList::unpack({t}, DType::F32);
     const double mc = memcpy_ms(payload);
-    rows.push_back({"pack f32 run " + std::to_string(run) + "B", double(payload),
-                    median_ms([&] { copy_boxes(pk, a, b, s); }, s), mc});
-    rows.push_back({"unpack f32 run " + std::to_string(run) + "B", double(payload),
-                    median_ms([&] { copy_boxes(up, a, b, s); }, s), mc});
+    both("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc);
+    both("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc);
+  }
+  // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
+  // aligned address (the kernel falls back to 2-byte units), and of 2047 f32 (4-byte units).
+  for (DType dt : {DType::BF16, DType::F32}) {
+    const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (re * es);
+    Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
+    both("pack " + std::string(to_string(dt)) + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b,
+         memcpy_ms(nrun * re * es));
   }
   // 8 modes (nothing mergeable), innermost run 64 B, and a step of 64 messages in one launch.
   {
@@ -106,15 +126,13 @@ int main(int argc, char** argv) {
     (void)inner;
     auto pk = BoxList::pack({t}, DType::F32);
     std::int64_t el = pk.elements();
-    rows.push_back({"pack f32 8 modes run 64B", double(el * 4), median_ms([&] { copy_boxes(pk, a, b, s); }, s),
-                    memcpy_ms(el * 4)});
+    both("pack f32 8 modes run 64B", pk, a, b, memcpy_ms(el * 4));
     std::vector<Transfer> msgs;
     const std::int64_t per = payload / 4 / 64;
     for (int m = 0; m < 64; ++m)
       msgs.push_back(Transfer{{per / 64, 64}, m * 2 * per, {128, 1}, 0, {64, 1}, 0});
     auto many = BoxList::pack(msgs, DType::F32);
-    rows.push_back({"pack f32 64 boxes run 256B", double(many.elements() * 4),
-                    median_ms([&] { copy_boxes(many, a, b, s); }, s), memcpy_ms(many.elements() * 4)});
+    both("pack f32 64 boxes run 256B", many, a, b, memcpy_ms(many.elements() * 4));
   }
   // transposes: square matrices of the payload size.
   for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {

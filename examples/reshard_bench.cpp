@@ -51,6 +51,7 @@
 #include "axe/bytes.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/executor.hpp"
+#include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
 #include "axe/error.hpp"
 #include "axe/plan.hpp"
@@ -352,8 +353,10 @@ int main(int argc, char** argv) {
       AXE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
       int nv = 0;
       ncclGetVersion(&nv);
-      std::printf("reshard_bench: %d rank(s), %s, NCCL %d, %d timed iterations (median), %d warm-up\n", size,
-                  prop.name, nv, iters, warmup);
+      std::printf("reshard_bench: %d rank(s), %s, NCCL %d, %d timed iterations (median), %d warm-up, copy engines "
+                  "for boxes >= %s\n",
+                  size, prop.name, nv, iters, warmup,
+                  axe::cuda::copy_engine_min() > 0 ? axe::bytes_text(double(axe::cuda::copy_engine_min())).c_str() : "(off)");
     }
 
     // Times `work` (enqueue on `stream`): barrier, events, slowest rank per iteration, median.
@@ -603,7 +606,8 @@ int main(int argc, char** argv) {
       cudaDeviceProp prop;
       AXE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
       f << "{\"tool\":\"axe reshard_bench\",\"ranks\":" << size << ",\"device\":\"" << json_escape(prop.name)
-        << "\",\"iters\":" << iters << ",\"warmup\":" << warmup << ",\"results\":[\n";
+        << "\",\"iters\":" << iters << ",\"warmup\":" << warmup
+        << ",\"copy_engine_min\":" << axe::cuda::copy_engine_min() << ",\"results\":[\n";
       for (std::size_t i = 0; i < results.size(); ++i) {
         const Result& r = results[i];
         f << "{\"transition\":\"" << json_escape(r.transition) << "\",\"dtype\":\"" << r.dtype

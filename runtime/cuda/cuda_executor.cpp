@@ -166,6 +166,11 @@ struct PStep {
   std::int64_t send_at = -1, recv_at = -1;
   std::vector<std::pair<std::int64_t, BoxList>> unpack;  // by term: recv region (src2: in)
   std::vector<Transfer> transposes;
+  // Local copies in -> out that run on the side stream while the transfer runs (`overlap`), when
+  // they move at least copy_engine_min() bytes; else they are part of `unpack`. The transposes
+  // then run on the side stream too.
+  BoxList local;
+  bool overlap = false;
   BoxList result;    // recv region -> out (all-reduce, reduce-scatter)
   BoxList in_place;  // out -> out over the result's range (avg divides there when recv_at >= 0)
   std::int64_t send_elems = 0, recv_elems = 0;
@@ -236,6 +241,9 @@ CudaExecutor::~CudaExecutor() {
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   if (pack_stream_) cudaStreamDestroy(pack_stream_);
   if (unpack_stream_) cudaStreamDestroy(unpack_stream_);
+  if (side_stream_) cudaStreamDestroy(side_stream_);
+  if (fork_) cudaEventDestroy(fork_);
+  if (join_) cudaEventDestroy(join_);
   if (done_) cudaEventDestroy(done_);
   if (owns_stream_) cudaStreamDestroy(stream_);
 }
@@ -361,9 +369,14 @@ namespace {
 
 // The run-time form of step `s` (plan step `index`, for messages) on this rank: the collective
 // path, pack / unpack lists, zero-copy sends and in-place receives.
-PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm) {
+PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, bool may_overlap) {
   const DType dt = pl.dtype;
   PStep ps;
+  // Local copies worth overlapping with the step's transfer (non-reducing steps: the copies and
+  // the received boxes write disjoint elements of `out`, so they may run concurrently).
+  const std::int64_t min_overlap = copy_engine_min();
+  const bool big_local = may_overlap && !s.reduce && min_overlap > 0 &&
+                         elements(s.copies) * static_cast<std::int64_t>(size_of(dt)) >= min_overlap;
   const auto& g = s.group;
   // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
   if (is_collective(s.kind) && g.size() > 1) {
@@ -406,8 +419,13 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
           u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
       }
       BoxList c = BoxList::copy(s.copies, dt);
-      c.from_second_source();
-      u.append(c);
+      if (big_local && ps.count > 0) {  // the own block goes straight from in to out meanwhile
+        ps.local = std::move(c);
+        ps.overlap = true;
+      } else {
+        c.from_second_source();
+        u.append(c);
+      }
       ps.unpack.push_back({0, std::move(u)});
     }
   } else if (ps.mode == Mode::Broadcast) {
@@ -485,12 +503,17 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
       }
     }
     ps.recv_elems = pos;
+    ps.overlap = big_local && (!ps.sends.empty() || !ps.recvs.empty());
     for (const auto& c : s.copies) {
       if (!s.reduce && is_transpose(c)) {
         ps.transposes.push_back(c);
         continue;
       }
       BoxList l = BoxList::copy({c}, dt);
+      if (ps.overlap) {
+        ps.local.append(l);
+        continue;
+      }
       l.from_second_source();
       by_term[term_of(c)].append(l);
     }
@@ -505,7 +528,8 @@ std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps) {
   // A native collective whose block is contiguous in `in` (send_at >= 0) sends it as is: its
   // pack list (the own slot of an in-place all-gather) is never launched.
   const bool packs = ps.mode == Mode::P2P || ps.send_at < 0;
-  std::int64_t work = (packs ? ps.pack.elements() : 0) + (ps.recv_at < 0 ? ps.result.elements() : 0);
+  std::int64_t work = (packs ? ps.pack.elements() : 0) + (ps.recv_at < 0 ? ps.result.elements() : 0) +
+                     ps.local.elements();
   for (const auto& [t, l] : ps.unpack) work += l.elements();
   std::int64_t moved = 0;
   switch (ps.mode) {
@@ -552,11 +576,12 @@ void CudaExecutor::build(Prepared& p) {
   std::int64_t max_send[2] = {0, 0}, max_recv[2] = {0, 0};
   for (std::size_t j = 0; j < p.run.size(); ++j) {
     const Step& s = p.run[j];
-    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr);
+    const bool piped = !p.chunks.empty() && p.chunks[origin[j]] > 1;
+    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr, !piped);
     // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
     // chunked for its staging limit (possibly hundreds of chunks) runs chunk after chunk on
     // stream_, as any other step.
-    if (!p.chunks.empty() && p.chunks[origin[j]] > 1) {
+    if (piped) {
       ps.chunk = s.chunk;
       ps.chunks = s.chunks;
     }
@@ -707,6 +732,13 @@ std::vector<std::int64_t> CudaExecutor::pipeline_chunks(const RankPlan& plan) co
   return p->chunks.empty() ? std::vector<std::int64_t>(plan.steps.size(), 1) : p->chunks;
 }
 
+void CudaExecutor::ensure_side_stream() {
+  if (side_stream_) return;
+  AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
+  AXE_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+  AXE_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
+}
+
 void CudaExecutor::ensure_pipeline_streams() {
   if (pack_stream_) return;
   AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&pack_stream_, cudaStreamNonBlocking));
@@ -776,6 +808,20 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     if (!ps.fills.empty()) {
       fill_boxes(ps.fills, out, reduce_identity(s.op), stream_);
       ++launches_;
+    }
+    if (ps.overlap) {  // local copies on the side stream while the transfer runs
+      ensure_side_stream();
+      AXE_CUDA_CHECK(cudaEventRecord(fork_, stream_));
+      AXE_CUDA_CHECK(cudaStreamWaitEvent(side_stream_, fork_, 0));
+      if (!ps.local.empty()) {
+        copy_boxes(ps.local, in, out, side_stream_);
+        ++launches_;
+      }
+      for (const auto& t : ps.transposes) {
+        transform(t, dt, in, out, side_stream_);
+        ++launches_;
+      }
+      AXE_CUDA_CHECK(cudaEventRecord(join_, side_stream_));
     }
     if (piped && c == 0) {
       AXE_CUDA_CHECK(cudaEventRecord(events_[0], stream_));
@@ -878,10 +924,11 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       AXE_CUDA_CHECK(cudaEventRecord(ev_comm[c], stream_));
       AXE_CUDA_CHECK(cudaStreamWaitEvent(su, ev_comm[c], 0));
     }
-    for (const auto& t : ps.transposes) {
-      transform(t, dt, in, out, su);
-      ++launches_;
-    }
+    if (!ps.overlap)
+      for (const auto& t : ps.transposes) {
+        transform(t, dt, in, out, su);
+        ++launches_;
+      }
     if (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter) {
       if (!ps.result.empty()) {
         const double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
@@ -914,6 +961,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       AXE_CUDA_CHECK(cudaEventRecord(ev_unpack[c], su));
       if (c + 1 == ps.chunks) AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_unpack[c], 0));
     }
+    if (ps.overlap) AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
   }
   AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
 }

@@ -12,14 +12,17 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <numeric>
 #include <string>
 
+#include "axe/bytes.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/error.hpp"
@@ -149,6 +152,8 @@ struct BoxList::Tables {
     std::int64_t chunks = 0;
   };
   std::map<int, Entry> by_align;
+  std::int64_t split_min = -1;  // threshold `split` was computed for (-1: none yet)
+  BoxList::Split split;
   ~Tables() {
     for (auto& [a, e] : by_align) {
       if (e.dev) cudaFree(e.dev);
@@ -254,6 +259,94 @@ BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
     it = tables_->by_align.emplace(align, e).first;
   }
   return {it->second.dev, it->second.chunks, static_cast<int>(boxes_.size())};
+}
+
+// ---- copy engines ----------------------------------------------------------------------------
+
+namespace {
+
+std::int64_t env_copy_engine_min() {
+  const char* v = std::getenv("AXE_COPY_ENGINE_MIN");
+  if (!v || !*v) return std::int64_t{2} << 20;
+  return parse_bytes(v, "AXE_COPY_ENGINE_MIN");
+}
+
+std::atomic<std::int64_t>& engine_min_ref() {
+  static std::atomic<std::int64_t> v{env_copy_engine_min()};
+  return v;
+}
+
+// The copy-engine calls for merged box `t` (element size es), appended to `out`; false (nothing
+// appended) when the box does not qualify.
+bool engine_calls(const Transfer& t, std::int64_t es, int source, std::int64_t min_bytes,
+                  std::vector<EngineCopy>& out) {
+  const std::size_t r = t.extents.size();
+  if (min_bytes <= 0 || box_elements(t) * es < min_bytes) return false;
+  if (t.src_strides[r - 1] != 1 || t.dst_strides[r - 1] != 1) return false;
+  const std::int64_t width = t.extents[r - 1] * es;
+  constexpr std::int64_t kMaxPitch = std::numeric_limits<int>::max();  // cudaDeviceProp::memPitch
+  EngineCopy c{source, t.src_offset * es, width, t.dst_offset * es, width, width, 1};
+  if (r == 1) {
+    out.push_back(c);
+    return true;
+  }
+  if (width < kCopyEngineMinRow || r > 3) return false;
+  const std::int64_t sp = t.src_strides[r - 2] * es, dp = t.dst_strides[r - 2] * es;
+  if (sp < width || dp < width || sp > kMaxPitch || dp > kMaxPitch) return false;
+  c.src_pitch = sp;
+  c.dst_pitch = dp;
+  c.height = t.extents[r - 2];
+  if (r == 2) {
+    out.push_back(c);
+    return true;
+  }
+  if (t.extents[0] > 4 || t.src_strides[0] < 0 || t.dst_strides[0] < 0) return false;
+  for (std::int64_t i = 0; i < t.extents[0]; ++i) {
+    EngineCopy ci = c;
+    ci.src_offset += i * t.src_strides[0] * es;
+    ci.dst_offset += i * t.dst_strides[0] * es;
+    out.push_back(ci);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::int64_t copy_engine_min() { return engine_min_ref().load(std::memory_order_relaxed); }
+
+std::int64_t set_copy_engine_min(std::int64_t bytes) {
+  if (bytes < 0) fail("set_copy_engine_min: " + std::to_string(bytes) + " bytes is negative");
+  return engine_min_ref().exchange(bytes);
+}
+
+BoxList::Split BoxList::split(std::int64_t min_bytes) const {
+  if (!tables_) return {};
+  std::lock_guard<std::mutex> g(tables_->mu);
+  Split& sp = tables_->split;
+  if (tables_->split_min == min_bytes) return sp;
+  sp = Split{};
+  const std::int64_t es = size_of(dtype_);
+  auto rest = std::make_shared<BoxList>();
+  rest->dtype_ = dtype_;
+  rest->tables_ = std::make_shared<Tables>();
+  for (std::size_t i = 0; i < boxes_.size(); ++i) {
+    std::vector<EngineCopy> calls;
+    if (sp.engine.size() < static_cast<std::size_t>(kMaxCopyEngineCalls) &&
+        engine_calls(boxes_[i], es, source_[i], min_bytes, calls) &&
+        sp.engine.size() + calls.size() <= static_cast<std::size_t>(kMaxCopyEngineCalls)) {
+      sp.engine.insert(sp.engine.end(), calls.begin(), calls.end());
+      continue;
+    }
+    rest->boxes_.push_back(boxes_[i]);
+    rest->source_.push_back(source_[i]);
+  }
+  if (!sp.engine.empty()) sp.rest = std::move(rest);
+  tables_->split_min = min_bytes;
+  return sp;
+}
+
+std::vector<EngineCopy> engine_copies(const BoxList& list, std::int64_t min_bytes) {
+  return list.split(min_bytes).engine;
 }
 
 // ---- device side -----------------------------------------------------------------------------
@@ -528,7 +621,18 @@ int set_box_blocks_per_sm(int n) {
 
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
                 const void* src2) {
-  launch(list, src, dst, stream, CopyF{}, src2);
+  const BoxList::Split sp = list.split(copy_engine_min());
+  for (const EngineCopy& c : sp.engine) {
+    const char* s = static_cast<const char*>(c.source ? src2 : src) + c.src_offset;
+    char* d = static_cast<char*>(dst) + c.dst_offset;
+    if (c.height == 1)
+      AXE_CUDA_CHECK(cudaMemcpyAsync(d, s, static_cast<std::size_t>(c.width), cudaMemcpyDeviceToDevice, stream));
+    else
+      AXE_CUDA_CHECK(cudaMemcpy2DAsync(d, static_cast<std::size_t>(c.dst_pitch), s,
+                                       static_cast<std::size_t>(c.src_pitch), static_cast<std::size_t>(c.width),
+                                       static_cast<std::size_t>(c.height), cudaMemcpyDeviceToDevice, stream));
+  }
+  launch(sp.rest ? *sp.rest : list, src, dst, stream, CopyF{}, src2);
 }
 
 void reduce_boxes(const BoxList& list, const void* src, void* dst, ReduceOp op, bool combine_it,

@@ -144,6 +144,35 @@ INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpus, kTwoGpuTransitions,
 INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpusPipelined, kTwoGpuTransitions,
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Copy engines and overlap forced on (threshold 1 byte): every local copy of a step with a transfer
+// runs on the side stream during it, and every box with rows of >= 1 KiB goes through
+// cudaMemcpy(2D)Async. Shapes with rows of 2 KiB and more (f64), even and uneven (odd offsets).
+class TwoGpusCopyEngines : public ::testing::TestWithParam<Transition> {};
+
+TEST_P(TwoGpusCopyEngines, Redistribute_MatchesDestinationLayout) {
+  AXE_REQUIRE_GPUS(2);
+  const std::int64_t old = set_copy_engine_min(1);
+  const auto& t = GetParam();
+  const PlanRequest r = request_of(t);
+  auto res = run_on_gpus(r, 2);
+  set_copy_engine_min(old);
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Transitions, TwoGpusCopyEngines,
+    ::testing::Values(Transition{"S1_to_R", "gpu=2", {Shard(1)}, {Replicate()}, {64, 512}},
+                      Transition{"S1_to_R_uneven", "gpu=2", {Shard(1)}, {Replicate()}, {33, 517}},
+                      Transition{"S0_to_R_uneven", "gpu=2", {Shard(0)}, {Replicate()}, {63, 515}},
+                      Transition{"S0_to_S1", "gpu=2", {Shard(0)}, {Shard(1)}, {64, 512}},
+                      Transition{"S0_to_S1_uneven", "gpu=2", {Shard(0)}, {Shard(1)}, {65, 515}},
+                      Transition{"S1_to_S0", "gpu=2", {Shard(1)}, {Shard(0)}, {64, 512}},
+                      Transition{"S1_to_S0_3d", "gpu=2", {Shard(1)}, {Shard(0)}, {6, 10, 300}},
+                      Transition{"R_to_S1", "gpu=2", {Replicate()}, {Shard(1)}, {64, 512}},
+                      Transition{"P_to_S1", "gpu=2", {Partial()}, {Shard(1)}, {64, 512}},
+                      Transition{"P_to_R_uneven", "gpu=2", {Partial()}, {Replicate()}, {33, 517}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 // Pipelining, hand-derived for S(1) -> R of 64x128 f64 on gpu=2 with chunk_bytes 16 KiB, at
 // most 4 chunks: each rank unpacks the peer's 64x64 block and copies its own 64x64 block, 8192
 // elements = 64 KiB of kernel work -> 4 chunks. The own block is contiguous in the source, so

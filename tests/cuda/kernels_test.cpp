@@ -152,6 +152,64 @@ TEST(BoxList, RejectsMoreThanEightModesAfterMerging) {
   EXPECT_THROW(BoxList::copy({t}, DType::F32), Error);
 }
 
+// ---- copy engines (host only: which boxes copy_boxes hands to cudaMemcpy2DAsync) -------------
+
+// Restores the process-wide copy-engine threshold when the test ends.
+struct EngineMin {
+  std::int64_t old;
+  explicit EngineMin(std::int64_t bytes) : old(set_copy_engine_min(bytes)) {}
+  ~EngineMin() { set_copy_engine_min(old); }
+};
+
+TEST(CopyEngine, EngineCopies_HandDerived) {
+  constexpr std::int64_t M = std::int64_t{1} << 20;
+  // S(1) -> R of 8192x8192 f32 on 2 GPUs, rank 1's unpack of rank 0's block: 8192 rows of 4096
+  // floats (16 KiB) from packed staging (pitch 16 KiB) into columns 0..4095 of the destination
+  // (pitch 32 KiB): one 2-D copy of 128 MiB.
+  auto u = BoxList::unpack({Transfer{{8192, 4096}, 0, {8192, 1}, 0, {8192, 1}, 0}}, DType::F32, 0);
+  EXPECT_EQ(engine_copies(u, 2 * M), (std::vector<EngineCopy>{{0, 0, 16384, 0, 32768, 16384, 8192}}));
+  // the same box under a threshold above its 128 MiB, or with the engines off: the kernel's
+  EXPECT_TRUE(engine_copies(u, 256 * M).empty());
+  EXPECT_TRUE(engine_copies(u, 0).empty());
+  // a contiguous run (modes merge to one): one 1-D copy, offsets in bytes; bf16 odd offsets too
+  auto run = BoxList::copy({Transfer{{1024, 2048}, 3, {2048, 1}, 5, {2048, 1}, 0}}, DType::BF16);
+  EXPECT_EQ(engine_copies(run, M), (std::vector<EngineCopy>{{0, 6, 4194304, 10, 4194304, 4194304, 1}}));
+  // rows of 255 floats (1020 bytes < kCopyEngineMinRow) stay on the kernel however large
+  auto narrow = BoxList::copy({Transfer{{65536, 255}, 0, {256, 1}, 0, {255, 1}, 0}}, DType::F32);
+  EXPECT_TRUE(engine_copies(narrow, 1).empty());
+  // a source row stride of 0 (one row read many times) is not a pitch: kernel
+  auto bcast = BoxList::copy({Transfer{{4, 4096}, 0, {0, 1}, 0, {4096, 1}, 0}}, DType::F32);
+  EXPECT_TRUE(engine_copies(bcast, 1).empty());
+  // 3 modes: the outer extent (3 <= 4) becomes 3 calls; 5 outer planes stay on the kernel
+  auto planes = BoxList::copy({Transfer{{3, 16, 512}, 0, {20000, 1024, 1}, 8, {8192, 512, 1}, 0}}, DType::F32);
+  EXPECT_EQ(engine_copies(planes, 1),
+            (std::vector<EngineCopy>{{0, 0, 4096, 32, 2048, 2048, 16},
+                                     {0, 80000, 4096, 32800, 2048, 2048, 16},
+                                     {0, 160000, 4096, 65568, 2048, 2048, 16}}));
+  auto five = BoxList::copy({Transfer{{5, 16, 512}, 0, {20000, 1024, 1}, 8, {8192, 512, 1}, 0}}, DType::F32);
+  EXPECT_TRUE(engine_copies(five, 1).empty());
+  // the second-source mark travels with the copy
+  auto second = BoxList::copy({Transfer{{4096}, 0, {1}, 0, {1}, 0}}, DType::F64);
+  second.from_second_source();
+  ASSERT_EQ(engine_copies(second, 1).size(), 1u);
+  EXPECT_EQ(engine_copies(second, 1)[0].source, 1);
+  // at most kMaxCopyEngineCalls calls: of 40 contiguous boxes, the first 32 go to the engines
+  std::vector<Transfer> many;
+  for (std::int64_t i = 0; i < 40; ++i) many.push_back(Transfer{{1000}, 2000 * i, {1}, 1000 * i + 7 * i, {1}, 0});
+  auto lots = BoxList::copy(many, DType::F32);
+  const auto calls = engine_copies(lots, 1);
+  ASSERT_EQ(calls.size(), static_cast<std::size_t>(kMaxCopyEngineCalls));
+  EXPECT_EQ(calls.back(), (EngineCopy{0, 4 * 2000 * 31, 4000, 4 * (1000 * 31 + 7 * 31), 4000, 4000, 1}));
+}
+
+TEST(CopyEngine, SetCopyEngineMin_RejectsNegativeAndReturnsThePrevious) {
+  EngineMin guard(12345);
+  EXPECT_EQ(copy_engine_min(), 12345);
+  EXPECT_THROW(set_copy_engine_min(-1), Error);
+  EXPECT_EQ(set_copy_engine_min(0), 12345);
+  EXPECT_EQ(copy_engine_min(), 0);
+}
+
 // ---- copy kernels ----------------------------------------------------------------------------
 
 class Kernels : public ::testing::TestWithParam<DType> {};
@@ -244,6 +302,35 @@ TEST_P(Kernels, PackUnpackCopy_OddRowsAndStridesMatchHost) {
       c.dst_elems = t.dst_offset + (rows - 1) * ds + len + 3;
       c.boxes.push_back(t);
     }
+    check_case(dt, c, static_cast<std::size_t>((rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3) * es), rng);
+  }
+}
+
+// Every box the engines can take goes to cudaMemcpy(2D)Async (threshold 1 byte): rows of 1 KiB
+// to 12 KiB at odd element offsets and pitches, contiguous runs, 3-mode boxes, on base pointers
+// 0, 1 and 3 elements past an aligned address, mixed with boxes the kernel keeps (narrow rows);
+// pack, unpack and copy against the host with a poisoned destination.
+TEST_P(Kernels, PackUnpackCopy_CopyEnginesMatchHost) {
+  AXE_REQUIRE_GPUS(1);
+  EngineMin engines(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(450 + static_cast<int>(dt));
+  for (int rep = 0; rep < 12; ++rep) {
+    Case c;
+    for (int b = 0; b < 3; ++b) {
+      const std::int64_t planes = b == 2 ? 1 + static_cast<std::int64_t>(rng() % 3) : 1;
+      const std::int64_t rows = 1 + static_cast<std::int64_t>(rng() % 24);
+      const std::int64_t len = (b == 1 ? 8 : 1024 / es) + static_cast<std::int64_t>(rng() % (12288 / es));
+      const std::int64_t ss = len + static_cast<std::int64_t>(rng() % 9);
+      const std::int64_t ds = len + static_cast<std::int64_t>(rng() % 9);
+      Transfer t{{planes, rows, len}, c.src_elems + static_cast<std::int64_t>(rng() % 8), {rows * ss + 5, ss, 1},
+                 c.dst_elems + static_cast<std::int64_t>(rng() % 8), {rows * ds + 3, ds, 1}, 0};
+      c.src_elems = t.src_offset + planes * (rows * ss + 5) + 3;
+      c.dst_elems = t.dst_offset + planes * (rows * ds + 3) + 3;
+      c.boxes.push_back(t);
+    }
+    EXPECT_FALSE(engine_copies(BoxList::copy(c.boxes, dt), 1).empty());
     check_case(dt, c, static_cast<std::size_t>((rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3) * es), rng);
   }
 }

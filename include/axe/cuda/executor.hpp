@@ -21,6 +21,14 @@
 //   in term order: term 0 writes, later terms combine with the step's op, the last divides for
 //   avg). A local copy that transposes (one mode contiguous in the source, another in the
 //   destination) runs through the swizzled shared-memory transpose instead.
+// Overlap: a step with a transfer whose local copies (own block of an all-gather received into
+// staging, local boxes of an all-to-all / send-recv; never a reducing step) move at least
+// copy_engine_min() bytes (kernels.hpp, default 2 MiB) runs them, and its local transposes, on a
+// side stream forked after the step's fills and joined before the step ends, so they proceed
+// while NCCL moves the messages; big boxes of every copy go to the copy engines (copy_boxes).
+// Example: S(1) -> R of 8192x8192 f32 on 2 GPUs: each rank copies its own 8192x4096 block into
+// its columns of the destination (a cudaMemcpy2DAsync, 128 MiB) during the all-gather, and after
+// it only unpacks the peer's block.
 // Only what must move is moved (decided once per plan, at prepare time):
 //   - padding: before the steps, only the elements of each written buffer that no step's fill,
 //     copy or received box writes are set to NaN (0 for integers), as 1-D runs; nothing when the
@@ -142,6 +150,7 @@ class CudaExecutor {
   void build(Prepared& p);
   void wish_chunks(Prepared& p) const;
   void ensure_pipeline_streams();
+  void ensure_side_stream();
   NcclComm* comm_;
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
@@ -153,6 +162,8 @@ class CudaExecutor {
   int pipeline_blocks_per_sm_ = 4;  // box-kernel occupancy in pipelined steps (AXE_PIPELINE_BLOCKS_PER_SM)
   cudaStream_t pack_stream_ = nullptr, unpack_stream_ = nullptr;
   std::vector<cudaEvent_t> events_;  // fork, then per chunk: packed, transferred, unpacked
+  cudaStream_t side_stream_ = nullptr;  // local copies overlapping a step's transfer
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
 };
 
 }  // namespace axe::cuda
