@@ -83,16 +83,17 @@ int main(int argc, char** argv) {
   };
 
   // copy_boxes with the box kernel only (copy engines off), and, where the box qualifies, with
-  // the copy engines (cudaMemcpy2DAsync; kernels.hpp, copy_engine_min).
+  // the copy engines (cudaMemcpy2DAsync; kernels.hpp, CopyEnginePolicy).
+  const CopyEnginePolicy off{0, 1}, any{1, 17};
   auto both = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc) {
-    const std::int64_t old = set_copy_engine_min(0);
+    const CopyEnginePolicy old = set_copy_engine_policy(off);
     rows.push_back({name, double(l.elements() * size_of(l.dtype())), median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
-    if (!engine_copies(l, 1).empty()) {
-      set_copy_engine_min(1);
+    if (!engine_copies(l, any).empty()) {
+      set_copy_engine_policy(any);
       rows.push_back({name + " engines", double(l.elements() * size_of(l.dtype())),
                       median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
     }
-    set_copy_engine_min(old);
+    set_copy_engine_policy(old);
   };
   // pack / unpack: runs of `run` bytes (f32), every other run of the source (stride 2 runs).
   for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096, 8192, 16384}) {

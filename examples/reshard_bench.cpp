@@ -353,10 +353,11 @@ int main(int argc, char** argv) {
       AXE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
       int nv = 0;
       ncclGetVersion(&nv);
-      std::printf("reshard_bench: %d rank(s), %s, NCCL %d, %d timed iterations (median), %d warm-up, copy engines "
-                  "for boxes >= %s\n",
-                  size, prop.name, nv, iters, warmup,
-                  axe::cuda::copy_engine_min() > 0 ? axe::bytes_text(double(axe::cuda::copy_engine_min())).c_str() : "(off)");
+      const auto ce = axe::cuda::copy_engine_policy();
+      std::printf("reshard_bench: %d rank(s), %s, NCCL %d, %d timed iterations (median), %d warm-up; copy engines for "
+                  "boxes >= %s with kernel units < %d B\n",
+                  size, prop.name, nv, iters, warmup, ce.min_bytes > 0 ? axe::bytes_text(double(ce.min_bytes)).c_str() : "(off)",
+                  ce.unit_below);
     }
 
     // Times `work` (enqueue on `stream`): barrier, events, slowest rank per iteration, median.
@@ -607,7 +608,8 @@ int main(int argc, char** argv) {
       AXE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
       f << "{\"tool\":\"axe reshard_bench\",\"ranks\":" << size << ",\"device\":\"" << json_escape(prop.name)
         << "\",\"iters\":" << iters << ",\"warmup\":" << warmup
-        << ",\"copy_engine_min\":" << axe::cuda::copy_engine_min() << ",\"results\":[\n";
+        << ",\"copy_engine_min\":" << axe::cuda::copy_engine_policy().min_bytes
+        << ",\"copy_engine_unit_below\":" << axe::cuda::copy_engine_policy().unit_below << ",\"results\":[\n";
       for (std::size_t i = 0; i < results.size(); ++i) {
         const Result& r = results[i];
         f << "{\"transition\":\"" << json_escape(r.transition) << "\",\"dtype\":\"" << r.dtype

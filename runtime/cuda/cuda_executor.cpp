@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "axe/bytes.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
@@ -167,8 +168,8 @@ struct PStep {
   std::vector<std::pair<std::int64_t, BoxList>> unpack;  // by term: recv region (src2: in)
   std::vector<Transfer> transposes;
   // Local copies in -> out that run on the side stream while the transfer runs (`overlap`), when
-  // they move at least copy_engine_min() bytes; else they are part of `unpack`. The transposes
-  // then run on the side stream too.
+  // they move at least the executor's overlap_min bytes; else they are part of `unpack`. The
+  // transposes then run on the side stream too.
   BoxList local;
   bool overlap = false;
   BoxList result;    // recv region -> out (all-reduce, reduce-scatter)
@@ -232,6 +233,7 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
   set_pipeline(env_int("AXE_PIPELINE_CHUNKS", max_chunks_, 1),
                env_int("AXE_PIPELINE_MIN_BYTES", min_pipeline_bytes_, 1));
   pipeline_blocks_per_sm_ = static_cast<int>(env_int("AXE_PIPELINE_BLOCKS_PER_SM", pipeline_blocks_per_sm_, 1));
+  if (const char* v = std::getenv("AXE_OVERLAP_MIN"); v && *v) set_overlap_min(parse_bytes(v, "AXE_OVERLAP_MIN"));
   if (pipeline_blocks_per_sm_ > 8) fail("AXE_PIPELINE_BLOCKS_PER_SM: " + std::to_string(pipeline_blocks_per_sm_) + " > 8");
 }
 
@@ -246,6 +248,11 @@ CudaExecutor::~CudaExecutor() {
   if (join_) cudaEventDestroy(join_);
   if (done_) cudaEventDestroy(done_);
   if (owns_stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaExecutor::set_overlap_min(std::int64_t bytes) {
+  if (bytes < 0) fail("CudaExecutor::set_overlap_min: " + std::to_string(bytes) + " bytes is negative");
+  overlap_min_ = bytes;
 }
 
 void CudaExecutor::set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes, std::int64_t chunk_bytes) {
@@ -369,14 +376,13 @@ namespace {
 
 // The run-time form of step `s` (plan step `index`, for messages) on this rank: the collective
 // path, pack / unpack lists, zero-copy sends and in-place receives.
-PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, bool may_overlap) {
+PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min) {
   const DType dt = pl.dtype;
   PStep ps;
   // Local copies worth overlapping with the step's transfer (non-reducing steps: the copies and
   // the received boxes write disjoint elements of `out`, so they may run concurrently).
-  const std::int64_t min_overlap = copy_engine_min();
-  const bool big_local = may_overlap && !s.reduce && min_overlap > 0 &&
-                         elements(s.copies) * static_cast<std::int64_t>(size_of(dt)) >= min_overlap;
+  const bool big_local = !s.reduce && overlap_min > 0 &&
+                         elements(s.copies) * static_cast<std::int64_t>(size_of(dt)) >= overlap_min;
   const auto& g = s.group;
   // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
   if (is_collective(s.kind) && g.size() > 1) {
@@ -577,7 +583,7 @@ void CudaExecutor::build(Prepared& p) {
   for (std::size_t j = 0; j < p.run.size(); ++j) {
     const Step& s = p.run[j];
     const bool piped = !p.chunks.empty() && p.chunks[origin[j]] > 1;
-    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr, !piped);
+    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr, piped ? 0 : overlap_min_);
     // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
     // chunked for its staging limit (possibly hundreds of chunks) runs chunk after chunk on
     // stream_, as any other step.

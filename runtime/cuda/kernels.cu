@@ -12,7 +12,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +20,7 @@
 #include <mutex>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "axe/bytes.hpp"
 #include "axe/cuda/check.hpp"
@@ -152,7 +152,7 @@ struct BoxList::Tables {
     std::int64_t chunks = 0;
   };
   std::map<int, Entry> by_align;
-  std::int64_t split_min = -1;  // threshold `split` was computed for (-1: none yet)
+  CopyEnginePolicy split_policy{-1, 0};  // the policy `split` was computed for (none yet)
   BoxList::Split split;
   ~Tables() {
     for (auto& [a, e] : by_align) {
@@ -265,24 +265,36 @@ BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
 
 namespace {
 
-std::int64_t env_copy_engine_min() {
-  const char* v = std::getenv("AXE_COPY_ENGINE_MIN");
-  if (!v || !*v) return std::int64_t{2} << 20;
-  return parse_bytes(v, "AXE_COPY_ENGINE_MIN");
+CopyEnginePolicy env_policy() {
+  CopyEnginePolicy p;
+  if (const char* v = std::getenv("AXE_COPY_ENGINE_MIN"); v && *v) p.min_bytes = parse_bytes(v, "AXE_COPY_ENGINE_MIN");
+  if (const char* v = std::getenv("AXE_COPY_ENGINE_UNIT"); v && *v) {
+    char* end = nullptr;
+    const long x = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || x < 1 || x > 17)
+      fail(std::string("AXE_COPY_ENGINE_UNIT: '") + v + "' is not an integer in 1..17");
+    p.unit_below = static_cast<int>(x);
+  }
+  return p;
 }
 
-std::atomic<std::int64_t>& engine_min_ref() {
-  static std::atomic<std::int64_t> v{env_copy_engine_min()};
-  return v;
+std::mutex& policy_mu() {
+  static std::mutex m;
+  return m;
+}
+CopyEnginePolicy& policy_ref() {
+  static CopyEnginePolicy p = env_policy();
+  return p;
 }
 
 // The copy-engine calls for merged box `t` (element size es), appended to `out`; false (nothing
 // appended) when the box does not qualify.
-bool engine_calls(const Transfer& t, std::int64_t es, int source, std::int64_t min_bytes,
+bool engine_calls(const Transfer& t, std::int64_t es, int source, const CopyEnginePolicy& policy,
                   std::vector<EngineCopy>& out) {
   const std::size_t r = t.extents.size();
-  if (min_bytes <= 0 || box_elements(t) * es < min_bytes) return false;
+  if (policy.min_bytes <= 0 || box_elements(t) * es < policy.min_bytes) return false;
   if (t.src_strides[r - 1] != 1 || t.dst_strides[r - 1] != 1) return false;
+  if ((std::int64_t{1} << unit_log2(t, es, 16)) >= policy.unit_below) return false;
   const std::int64_t width = t.extents[r - 1] * es;
   constexpr std::int64_t kMaxPitch = std::numeric_limits<int>::max();  // cudaDeviceProp::memPitch
   EngineCopy c{source, t.src_offset * es, width, t.dst_offset * es, width, width, 1};
@@ -312,18 +324,25 @@ bool engine_calls(const Transfer& t, std::int64_t es, int source, std::int64_t m
 
 }  // namespace
 
-std::int64_t copy_engine_min() { return engine_min_ref().load(std::memory_order_relaxed); }
-
-std::int64_t set_copy_engine_min(std::int64_t bytes) {
-  if (bytes < 0) fail("set_copy_engine_min: " + std::to_string(bytes) + " bytes is negative");
-  return engine_min_ref().exchange(bytes);
+CopyEnginePolicy copy_engine_policy() {
+  std::lock_guard<std::mutex> g(policy_mu());
+  return policy_ref();
 }
 
-BoxList::Split BoxList::split(std::int64_t min_bytes) const {
+CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy) {
+  if (policy.min_bytes < 0)
+    fail("set_copy_engine_policy: min_bytes " + std::to_string(policy.min_bytes) + " is negative");
+  if (policy.unit_below < 1 || policy.unit_below > 17)
+    fail("set_copy_engine_policy: unit_below " + std::to_string(policy.unit_below) + " is outside 1..17");
+  std::lock_guard<std::mutex> g(policy_mu());
+  return std::exchange(policy_ref(), policy);
+}
+
+BoxList::Split BoxList::split(const CopyEnginePolicy& policy) const {
   if (!tables_) return {};
   std::lock_guard<std::mutex> g(tables_->mu);
   Split& sp = tables_->split;
-  if (tables_->split_min == min_bytes) return sp;
+  if (tables_->split_policy == policy) return sp;
   sp = Split{};
   const std::int64_t es = size_of(dtype_);
   auto rest = std::make_shared<BoxList>();
@@ -332,7 +351,7 @@ BoxList::Split BoxList::split(std::int64_t min_bytes) const {
   for (std::size_t i = 0; i < boxes_.size(); ++i) {
     std::vector<EngineCopy> calls;
     if (sp.engine.size() < static_cast<std::size_t>(kMaxCopyEngineCalls) &&
-        engine_calls(boxes_[i], es, source_[i], min_bytes, calls) &&
+        engine_calls(boxes_[i], es, source_[i], policy, calls) &&
         sp.engine.size() + calls.size() <= static_cast<std::size_t>(kMaxCopyEngineCalls)) {
       sp.engine.insert(sp.engine.end(), calls.begin(), calls.end());
       continue;
@@ -341,12 +360,12 @@ BoxList::Split BoxList::split(std::int64_t min_bytes) const {
     rest->source_.push_back(source_[i]);
   }
   if (!sp.engine.empty()) sp.rest = std::move(rest);
-  tables_->split_min = min_bytes;
+  tables_->split_policy = policy;
   return sp;
 }
 
-std::vector<EngineCopy> engine_copies(const BoxList& list, std::int64_t min_bytes) {
-  return list.split(min_bytes).engine;
+std::vector<EngineCopy> engine_copies(const BoxList& list, const CopyEnginePolicy& policy) {
+  return list.split(policy).engine;
 }
 
 // ---- device side -----------------------------------------------------------------------------
@@ -621,7 +640,7 @@ int set_box_blocks_per_sm(int n) {
 
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
                 const void* src2) {
-  const BoxList::Split sp = list.split(copy_engine_min());
+  const BoxList::Split sp = list.split(copy_engine_policy());
   for (const EngineCopy& c : sp.engine) {
     const char* s = static_cast<const char*>(c.source ? src2 : src) + c.src_offset;
     char* d = static_cast<char*>(dst) + c.dst_offset;

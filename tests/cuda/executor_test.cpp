@@ -29,6 +29,7 @@ struct Counts {
 // CudaExecutor::set_pipeline arguments (max_chunks 0: the executor's defaults).
 struct Pipeline {
   std::int64_t max_chunks = 0, min_bytes = 1, chunk_bytes = 1;
+  std::int64_t overlap_min = -1;  // CudaExecutor::set_overlap_min (-1: the default)
 };
 
 // Runs plan_rank(r, rank) on GPU `rank` for each rank (threads), returns the destinations. The
@@ -49,6 +50,7 @@ SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_
       NcclComm comm(id, rank, nranks, rank, timeout_s);
       CudaExecutor ex(&comm);
       if (pipeline.max_chunks > 0) ex.set_pipeline(pipeline.max_chunks, pipeline.min_bytes, pipeline.chunk_bytes);
+      if (pipeline.overlap_min >= 0) ex.set_overlap_min(pipeline.overlap_min);
       RankPlan plan = plan_rank(r, rank);
       std::vector<double> src = fill_source(r.from, rank);
       ASSERT_EQ(static_cast<std::int64_t>(src.size()), plan.buffers.front());
@@ -144,19 +146,28 @@ INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpus, kTwoGpuTransitions,
 INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpusPipelined, kTwoGpuTransitions,
                          [](const auto& info) { return std::string(info.param.name); });
 
-// Copy engines and overlap forced on (threshold 1 byte): every local copy of a step with a transfer
-// runs on the side stream during it, and every box with rows of >= 1 KiB goes through
-// cudaMemcpy(2D)Async. Shapes with rows of 2 KiB and more (f64), even and uneven (odd offsets).
+// Copy engines and overlap forced on (thresholds 1 byte, any kernel unit): every local copy of a
+// step with a transfer runs on the side stream during it, and every box with rows of >= 1 KiB
+// goes through cudaMemcpy(2D)Async. Shapes with rows of 2 KiB and more (f64), even and uneven.
 class TwoGpusCopyEngines : public ::testing::TestWithParam<Transition> {};
 
 TEST_P(TwoGpusCopyEngines, Redistribute_MatchesDestinationLayout) {
   AXE_REQUIRE_GPUS(2);
-  const std::int64_t old = set_copy_engine_min(1);
+  const CopyEnginePolicy old = set_copy_engine_policy({1, 17});
   const auto& t = GetParam();
   const PlanRequest r = request_of(t);
-  auto res = run_on_gpus(r, 2);
-  set_copy_engine_min(old);
+  auto res = run_on_gpus(r, 2, 60, nullptr, Pipeline{0, 1, 1, 1});
+  set_copy_engine_policy(old);
   EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+}
+
+TEST(OneGpu, SetOverlapMin_RejectsNegative) {
+  AXE_REQUIRE_GPUS(1);
+  CudaExecutor ex(nullptr);
+  EXPECT_EQ(ex.overlap_min(), std::int64_t{2} << 20);
+  EXPECT_THROW(ex.set_overlap_min(-1), Error);
+  ex.set_overlap_min(0);
+  EXPECT_EQ(ex.overlap_min(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(

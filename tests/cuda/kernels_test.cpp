@@ -154,60 +154,72 @@ TEST(BoxList, RejectsMoreThanEightModesAfterMerging) {
 
 // ---- copy engines (host only: which boxes copy_boxes hands to cudaMemcpy2DAsync) -------------
 
-// Restores the process-wide copy-engine threshold when the test ends.
-struct EngineMin {
-  std::int64_t old;
-  explicit EngineMin(std::int64_t bytes) : old(set_copy_engine_min(bytes)) {}
-  ~EngineMin() { set_copy_engine_min(old); }
+// Restores the process-wide copy-engine policy when the test ends.
+struct EnginePolicy {
+  CopyEnginePolicy old;
+  explicit EnginePolicy(CopyEnginePolicy p) : old(set_copy_engine_policy(p)) {}
+  ~EnginePolicy() { set_copy_engine_policy(old); }
 };
 
 TEST(CopyEngine, EngineCopies_HandDerived) {
   constexpr std::int64_t M = std::int64_t{1} << 20;
+  const CopyEnginePolicy any{1, 17};  // every kernel unit
   // S(1) -> R of 8192x8192 f32 on 2 GPUs, rank 1's unpack of rank 0's block: 8192 rows of 4096
   // floats (16 KiB) from packed staging (pitch 16 KiB) into columns 0..4095 of the destination
   // (pitch 32 KiB): one 2-D copy of 128 MiB.
   auto u = BoxList::unpack({Transfer{{8192, 4096}, 0, {8192, 1}, 0, {8192, 1}, 0}}, DType::F32, 0);
-  EXPECT_EQ(engine_copies(u, 2 * M), (std::vector<EngineCopy>{{0, 0, 16384, 0, 32768, 16384, 8192}}));
-  // the same box under a threshold above its 128 MiB, or with the engines off: the kernel's
-  EXPECT_TRUE(engine_copies(u, 256 * M).empty());
-  EXPECT_TRUE(engine_copies(u, 0).empty());
-  // a contiguous run (modes merge to one): one 1-D copy, offsets in bytes; bf16 odd offsets too
+  EXPECT_EQ(engine_copies(u, {2 * M, 17}), (std::vector<EngineCopy>{{0, 0, 16384, 0, 32768, 16384, 8192}}));
+  // the same box under a threshold above its 128 MiB, with the engines off, or under the default
+  // unit rule (the kernel moves it in 16-byte units, not below 4)
+  EXPECT_TRUE(engine_copies(u, {256 * M, 17}).empty());
+  EXPECT_TRUE(engine_copies(u, {0, 17}).empty());
+  EXPECT_TRUE(engine_copies(u, CopyEnginePolicy{}).empty());
+  // a contiguous run (modes merge to one): one 1-D copy, offsets in bytes; at odd bf16 offsets
+  // the kernel unit is 2 bytes, so the default rule takes it too
   auto run = BoxList::copy({Transfer{{1024, 2048}, 3, {2048, 1}, 5, {2048, 1}, 0}}, DType::BF16);
-  EXPECT_EQ(engine_copies(run, M), (std::vector<EngineCopy>{{0, 6, 4194304, 10, 4194304, 4194304, 1}}));
+  EXPECT_EQ(engine_copies(run, {M, 4}), (std::vector<EngineCopy>{{0, 6, 4194304, 10, 4194304, 4194304, 1}}));
+  EXPECT_EQ(engine_copies(run, CopyEnginePolicy{}).size(), 1u);
+  EXPECT_TRUE(engine_copies(run, {M, 2}).empty());  // only units below 2 bytes
+  // an uneven f32 shard: rows of 2047 of 4095 floats (4-byte unit): units below 8 take it
+  auto odd = BoxList::pack({Transfer{{1000, 2047}, 0, {4095, 1}, 0, {1, 1}, 0}}, DType::F32, 0);
+  EXPECT_TRUE(engine_copies(odd, {1, 4}).empty());
+  EXPECT_EQ(engine_copies(odd, {1, 8}), (std::vector<EngineCopy>{{0, 0, 16380, 0, 8188, 8188, 1000}}));
   // rows of 255 floats (1020 bytes < kCopyEngineMinRow) stay on the kernel however large
   auto narrow = BoxList::copy({Transfer{{65536, 255}, 0, {256, 1}, 0, {255, 1}, 0}}, DType::F32);
-  EXPECT_TRUE(engine_copies(narrow, 1).empty());
+  EXPECT_TRUE(engine_copies(narrow, any).empty());
   // a source row stride of 0 (one row read many times) is not a pitch: kernel
   auto bcast = BoxList::copy({Transfer{{4, 4096}, 0, {0, 1}, 0, {4096, 1}, 0}}, DType::F32);
-  EXPECT_TRUE(engine_copies(bcast, 1).empty());
+  EXPECT_TRUE(engine_copies(bcast, any).empty());
   // 3 modes: the outer extent (3 <= 4) becomes 3 calls; 5 outer planes stay on the kernel
   auto planes = BoxList::copy({Transfer{{3, 16, 512}, 0, {20000, 1024, 1}, 8, {8192, 512, 1}, 0}}, DType::F32);
-  EXPECT_EQ(engine_copies(planes, 1),
+  EXPECT_EQ(engine_copies(planes, any),
             (std::vector<EngineCopy>{{0, 0, 4096, 32, 2048, 2048, 16},
                                      {0, 80000, 4096, 32800, 2048, 2048, 16},
                                      {0, 160000, 4096, 65568, 2048, 2048, 16}}));
   auto five = BoxList::copy({Transfer{{5, 16, 512}, 0, {20000, 1024, 1}, 8, {8192, 512, 1}, 0}}, DType::F32);
-  EXPECT_TRUE(engine_copies(five, 1).empty());
+  EXPECT_TRUE(engine_copies(five, any).empty());
   // the second-source mark travels with the copy
   auto second = BoxList::copy({Transfer{{4096}, 0, {1}, 0, {1}, 0}}, DType::F64);
   second.from_second_source();
-  ASSERT_EQ(engine_copies(second, 1).size(), 1u);
-  EXPECT_EQ(engine_copies(second, 1)[0].source, 1);
+  ASSERT_EQ(engine_copies(second, any).size(), 1u);
+  EXPECT_EQ(engine_copies(second, any)[0].source, 1);
   // at most kMaxCopyEngineCalls calls: of 40 contiguous boxes, the first 32 go to the engines
   std::vector<Transfer> many;
   for (std::int64_t i = 0; i < 40; ++i) many.push_back(Transfer{{1000}, 2000 * i, {1}, 1000 * i + 7 * i, {1}, 0});
   auto lots = BoxList::copy(many, DType::F32);
-  const auto calls = engine_copies(lots, 1);
+  const auto calls = engine_copies(lots, any);
   ASSERT_EQ(calls.size(), static_cast<std::size_t>(kMaxCopyEngineCalls));
   EXPECT_EQ(calls.back(), (EngineCopy{0, 4 * 2000 * 31, 4000, 4 * (1000 * 31 + 7 * 31), 4000, 4000, 1}));
 }
 
-TEST(CopyEngine, SetCopyEngineMin_RejectsNegativeAndReturnsThePrevious) {
-  EngineMin guard(12345);
-  EXPECT_EQ(copy_engine_min(), 12345);
-  EXPECT_THROW(set_copy_engine_min(-1), Error);
-  EXPECT_EQ(set_copy_engine_min(0), 12345);
-  EXPECT_EQ(copy_engine_min(), 0);
+TEST(CopyEngine, SetCopyEnginePolicy_RejectsBadValuesAndReturnsThePrevious) {
+  EnginePolicy guard({12345, 8});
+  EXPECT_EQ(copy_engine_policy(), (CopyEnginePolicy{12345, 8}));
+  EXPECT_THROW(set_copy_engine_policy({-1, 4}), Error);
+  EXPECT_THROW(set_copy_engine_policy({1, 0}), Error);
+  EXPECT_THROW(set_copy_engine_policy({1, 18}), Error);
+  EXPECT_EQ(set_copy_engine_policy({0, 4}), (CopyEnginePolicy{12345, 8}));
+  EXPECT_EQ(copy_engine_policy(), (CopyEnginePolicy{0, 4}));
 }
 
 // ---- copy kernels ----------------------------------------------------------------------------
@@ -312,7 +324,7 @@ TEST_P(Kernels, PackUnpackCopy_OddRowsAndStridesMatchHost) {
 // pack, unpack and copy against the host with a poisoned destination.
 TEST_P(Kernels, PackUnpackCopy_CopyEnginesMatchHost) {
   AXE_REQUIRE_GPUS(1);
-  EngineMin engines(1);
+  EnginePolicy engines({1, 17});
   const DType dt = GetParam();
   const std::int64_t es = size_of(dt);
   auto rng = axe::test::make_rng(450 + static_cast<int>(dt));
@@ -330,7 +342,7 @@ TEST_P(Kernels, PackUnpackCopy_CopyEnginesMatchHost) {
       c.dst_elems = t.dst_offset + planes * (rows * ds + 3) + 3;
       c.boxes.push_back(t);
     }
-    EXPECT_FALSE(engine_copies(BoxList::copy(c.boxes, dt), 1).empty());
+    EXPECT_FALSE(engine_copies(BoxList::copy(c.boxes, dt), {1, 17}).empty());
     check_case(dt, c, static_cast<std::size_t>((rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3) * es), rng);
   }
 }

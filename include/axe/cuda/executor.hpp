@@ -23,12 +23,11 @@
 //   destination) runs through the swizzled shared-memory transpose instead.
 // Overlap: a step with a transfer whose local copies (own block of an all-gather received into
 // staging, local boxes of an all-to-all / send-recv; never a reducing step) move at least
-// copy_engine_min() bytes (kernels.hpp, default 2 MiB) runs them, and its local transposes, on a
-// side stream forked after the step's fills and joined before the step ends, so they proceed
-// while NCCL moves the messages; big boxes of every copy go to the copy engines (copy_boxes).
-// Example: S(1) -> R of 8192x8192 f32 on 2 GPUs: each rank copies its own 8192x4096 block into
-// its columns of the destination (a cudaMemcpy2DAsync, 128 MiB) during the all-gather, and after
-// it only unpacks the peer's block.
+// overlap_min bytes (AXE_OVERLAP_MIN, default 2 MiB; 0: never) runs them, and its local
+// transposes, on a side stream forked after the step's fills and joined before the step ends, so
+// they proceed while NCCL moves the messages. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs:
+// each rank copies its own 8192x4096 block into its columns of the destination (128 MiB) during
+// the all-gather, and after it only unpacks the peer's block. Not in pipelined steps.
 // Only what must move is moved (decided once per plan, at prepare time):
 //   - padding: before the steps, only the elements of each written buffer that no step's fill,
 //     copy or received box writes are set to NaN (0 for integers), as 1-D runs; nothing when the
@@ -140,6 +139,10 @@ class CudaExecutor {
   // range (max_chunks 1..16, the others >= 1).
   void set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes,
                     std::int64_t chunk_bytes = std::int64_t{8} << 20);
+  // Overlap threshold (see above; 0 turns it off) for plans prepared afterwards; axe::Error when
+  // negative.
+  void set_overlap_min(std::int64_t bytes);
+  std::int64_t overlap_min() const { return overlap_min_; }
   static constexpr std::int64_t kMaxPipelineChunks = 16;
   // Steps staging at least this many bytes never stage more than the destination (see above).
   static constexpr std::int64_t kStagingBoundMin = std::int64_t{16} << 20;
@@ -159,6 +162,7 @@ class CudaExecutor {
   std::int64_t launches_ = 0, nccl_calls_ = 0;
   std::int64_t max_chunks_ = 1, min_pipeline_bytes_ = std::int64_t{8} << 20,
                pipeline_chunk_bytes_ = std::int64_t{8} << 20;
+  std::int64_t overlap_min_ = std::int64_t{2} << 20;
   int pipeline_blocks_per_sm_ = 4;  // box-kernel occupancy in pipelined steps (AXE_PIPELINE_BLOCKS_PER_SM)
   cudaStream_t pack_stream_ = nullptr, unpack_stream_ = nullptr;
   std::vector<cudaEvent_t> events_;  // fork, then per chunk: packed, transferred, unpacked

@@ -34,12 +34,19 @@ namespace axe::cuda {
 
 inline constexpr int kMaxModes = 8;
 
-// One cudaMemcpy2DAsync of copy_boxes (see copy_engine_min below): `height` rows of `width` bytes,
+// One cudaMemcpy2DAsync of copy_boxes (see CopyEnginePolicy below): `height` rows of `width` bytes,
 // byte offsets and pitches into the source (0: src, 1: src2) and the destination.
 struct EngineCopy {
   int source = 0;
   std::int64_t src_offset = 0, src_pitch = 0, dst_offset = 0, dst_pitch = 0, width = 0, height = 1;
   bool operator==(const EngineCopy&) const = default;
+};
+
+// Which boxes copy_boxes hands to the copy engines (see copy_engine_policy below).
+struct CopyEnginePolicy {
+  std::int64_t min_bytes = std::int64_t{2} << 20;  // boxes of at least this many bytes; 0: never
+  int unit_below = 4;  // whose kernel unit would be smaller than this many bytes (17: any unit)
+  bool operator==(const CopyEnginePolicy&) const = default;
 };
 
 // Boxes with both sides strided, merged and split into device descriptors.
@@ -74,14 +81,13 @@ class BoxList {
     int boxes = 0;
   };
   Device device(int align, cudaStream_t stream) const;
-  // Internal: the boxes copy_boxes hands to the copy engines at threshold `min_bytes`, and the
-  // list of the others (null: none were taken, the kernel runs this list). Computed once per
-  // threshold (the last one asked for is cached).
+  // Internal: the boxes copy_boxes hands to the copy engines under `policy`, and the list of the
+  // others (null: none were taken, the kernel runs this list). The last policy's is cached.
   struct Split {
     std::vector<EngineCopy> engine;
     std::shared_ptr<const BoxList> rest;
   };
-  Split split(std::int64_t min_bytes) const;
+  Split split(const CopyEnginePolicy& policy) const;
 
  private:
   struct Tables;
@@ -93,22 +99,25 @@ class BoxList {
   std::shared_ptr<Tables> tables_;  // device tables by alignment, shared by copies
 };
 
-// Copy engines: copy_boxes moves a box of at least copy_engine_min() bytes whose innermost mode is
-// contiguous on both sides, with rows of at least kCopyEngineMinRow bytes (1 or 2 modes after
-// merging; 3 modes when the outermost extent is at most 4), with cudaMemcpyAsync /
-// cudaMemcpy2DAsync instead of the kernel: the DMA engines take any alignment at full speed (the
-// kernel drops to 2- or 1-byte units on odd offsets) and leave the SMs to a concurrent NCCL
-// kernel. At most kMaxCopyEngineCalls calls per list; the other boxes still go through one kernel
-// launch, after the copies, on the same stream. The CudaExecutor also runs a step's local copies on
-// a second stream, concurrently with the step's transfer, when they move at least this many bytes.
-// Default AXE_COPY_ENGINE_MIN, else 2 MiB; 0 turns both off. Process-wide; returns the previous
-// value; axe::Error when negative.
+// Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
+// kernel when it has at least policy.min_bytes bytes, its innermost mode is contiguous on both
+// sides with rows of at least kCopyEngineMinRow bytes (1 or 2 modes after merging; 3 modes when
+// the outermost extent is at most 4), and the kernel would move it in units smaller than
+// policy.unit_below bytes (the unit is the largest power of two up to 16 dividing the row
+// length, pitches and offsets in bytes). Measured on an H200 (examples/results/2xH200/
+// kernel_ce.txt): a same-device cudaMemcpy2DAsync of 8 KiB rows reaches about half the box
+// kernel's bandwidth, but on rows at odd 2-byte offsets (uneven bf16 shards, 2-byte kernel units)
+// it is faster than the kernel; hence the default unit_below of 4. At most kMaxCopyEngineCalls
+// calls per list; the other boxes go through one kernel launch after them, on the same stream.
+// Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off) and AXE_COPY_ENGINE_UNIT
+// (1..17), else the CopyEnginePolicy defaults. Process-wide; set returns the previous policy and
+// throws axe::Error on a negative min_bytes or a unit_below outside 1..17.
 inline constexpr std::int64_t kCopyEngineMinRow = 1024;
 inline constexpr int kMaxCopyEngineCalls = 32;
-std::int64_t copy_engine_min();
-std::int64_t set_copy_engine_min(std::int64_t bytes);
-// The copy-engine calls copy_boxes makes for `list` at threshold `min_bytes`, for tests.
-std::vector<EngineCopy> engine_copies(const BoxList& list, std::int64_t min_bytes);
+CopyEnginePolicy copy_engine_policy();
+CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy);
+// The copy-engine calls copy_boxes makes for `list` under `policy`, for tests.
+std::vector<EngineCopy> engine_copies(const BoxList& list, const CopyEnginePolicy& policy);
 
 // Occupancy of the box kernels (copy_boxes, reduce_boxes, fill_boxes): at most n blocks of 256
 // threads per SM (1..8; 8, the default, fills the GPU). A pipelined step lowers it while NCCL runs
