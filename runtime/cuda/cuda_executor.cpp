@@ -80,10 +80,12 @@ std::optional<Run> contiguous_run(const BoxList& l) {
   return r;
 }
 
-// The elements of a buffer of `size` elements that no box of `writes` (destination sides) covers,
-// as 1-D boxes (Transfer{{len}, off, {1}, off, {1}}): empty when the writes cover the buffer.
-// nullopt when that is not cheap to know (too many runs or gaps): then the whole buffer is padded.
-// Overlapping writes are fine (the union is computed exactly, run by run).
+// The elements of a buffer of `size` elements that no box of `writes` (destination sides) covers:
+// empty when the writes cover the buffer. Gaps of equal length at a constant spacing become one
+// 2-D box (the padding column of an uneven shard: Transfer{{rows, 1}, off, {pitch, 1}, ...}),
+// others 1-D boxes (Transfer{{len}, off, {1}, off, {1}}). nullopt when that is not cheap to know
+// (over 2^20 runs, or over 4096 boxes): then the whole buffer is padded. Overlapping writes are
+// fine (the union is computed exactly, run by run).
 std::optional<std::vector<Transfer>> uncovered(std::int64_t size, const std::vector<const Transfer*>& writes) {
   constexpr std::int64_t kMaxRuns = std::int64_t{1} << 20, kMaxGaps = 4096;
   std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [begin, end)
@@ -124,18 +126,30 @@ std::optional<std::vector<Transfer>> uncovered(std::int64_t size, const std::vec
     }
   }
   std::sort(runs.begin(), runs.end());
-  std::vector<Transfer> gaps;
+  std::vector<std::pair<std::int64_t, std::int64_t>> holes;  // [begin, length)
   std::int64_t at = 0;
   auto gap = [&](std::int64_t b, std::int64_t e) {
-    if (e > b) gaps.push_back(Transfer{{e - b}, b, {1}, b, {1}, 0});
+    if (e > b) holes.push_back({b, e - b});
   };
   for (const auto& [b, e] : runs) {
     gap(at, std::min(b, size));
     at = std::max(at, e);
-    if (static_cast<std::int64_t>(gaps.size()) > kMaxGaps) return std::nullopt;
   }
   gap(at, size);
-  if (static_cast<std::int64_t>(gaps.size()) > kMaxGaps) return std::nullopt;
+  std::vector<Transfer> gaps;
+  for (std::size_t i = 0; i < holes.size();) {
+    const auto [b, len] = holes[i];
+    std::size_t j = i + 1;
+    const std::int64_t pitch = j < holes.size() ? holes[j].first - b : 0;
+    while (j < holes.size() && holes[j].second == len && holes[j].first - holes[j - 1].first == pitch) ++j;
+    const auto n = static_cast<std::int64_t>(j - i);
+    if (n > 1)
+      gaps.push_back(Transfer{{n, len}, b, {pitch, 1}, b, {pitch, 1}, 0});
+    else
+      gaps.push_back(Transfer{{len}, b, {1}, b, {1}, 0});
+    if (static_cast<std::int64_t>(gaps.size()) > kMaxGaps) return std::nullopt;
+    i = j;
+  }
   return gaps;
 }
 
@@ -815,20 +829,6 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       fill_boxes(ps.fills, out, reduce_identity(s.op), stream_);
       ++launches_;
     }
-    if (ps.overlap) {  // local copies on the side stream while the transfer runs
-      ensure_side_stream();
-      AXE_CUDA_CHECK(cudaEventRecord(fork_, stream_));
-      AXE_CUDA_CHECK(cudaStreamWaitEvent(side_stream_, fork_, 0));
-      if (!ps.local.empty()) {
-        copy_boxes(ps.local, in, out, side_stream_);
-        ++launches_;
-      }
-      for (const auto& t : ps.transposes) {
-        transform(t, dt, in, out, side_stream_);
-        ++launches_;
-      }
-      AXE_CUDA_CHECK(cudaEventRecord(join_, side_stream_));
-    }
     if (piped && c == 0) {
       AXE_CUDA_CHECK(cudaEventRecord(events_[0], stream_));
       AXE_CUDA_CHECK(cudaStreamWaitEvent(sp, events_[0], 0));
@@ -844,11 +844,27 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       ++launches_;
       packed = true;
     };
-    // Before the transfer on stream_: wait for this chunk's pack on sp.
+    // Before the transfer on stream_: wait for this chunk's pack on sp. With `overlap`, fork the
+    // local copies onto the side stream here, after the pack (so they share the GPU with the
+    // transfer, not with the pack the transfer waits for); stream_ joins them at the step's end.
     auto before_transfer = [&] {
       if (piped && packed) {
         AXE_CUDA_CHECK(cudaEventRecord(ev_pack[c], sp));
         AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_pack[c], 0));
+      }
+      if (ps.overlap) {
+        ensure_side_stream();
+        AXE_CUDA_CHECK(cudaEventRecord(fork_, stream_));
+        AXE_CUDA_CHECK(cudaStreamWaitEvent(side_stream_, fork_, 0));
+        if (!ps.local.empty()) {
+          copy_boxes(ps.local, in, out, side_stream_);
+          ++launches_;
+        }
+        for (const auto& t : ps.transposes) {
+          transform(t, dt, in, out, side_stream_);
+          ++launches_;
+        }
+        AXE_CUDA_CHECK(cudaEventRecord(join_, side_stream_));
       }
     };
     const auto n = static_cast<std::size_t>(ps.count);

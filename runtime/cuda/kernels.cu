@@ -307,18 +307,20 @@ bool engine_calls(const Transfer& t, std::int64_t es, int source, const CopyEngi
   if (sp < width || dp < width || sp > kMaxPitch || dp > kMaxPitch) return false;
   c.src_pitch = sp;
   c.dst_pitch = dp;
-  c.height = t.extents[r - 2];
-  if (r == 2) {
-    out.push_back(c);
-    return true;
-  }
-  if (t.extents[0] > 4 || t.src_strides[0] < 0 || t.dst_strides[0] < 0) return false;
-  for (std::int64_t i = 0; i < t.extents[0]; ++i) {
-    EngineCopy ci = c;
-    ci.src_offset += i * t.src_strides[0] * es;
-    ci.dst_offset += i * t.dst_strides[0] * es;
-    out.push_back(ci);
-  }
+  const std::int64_t rows = t.extents[r - 2];
+  const std::int64_t planes = r == 3 ? t.extents[0] : 1;
+  if (r == 3 && (planes > 4 || t.src_strides[0] < 0 || t.dst_strides[0] < 0)) return false;
+  // Calls of at most kMaxCopyEngineRows rows (a taller one was refused with "invalid argument").
+  const std::int64_t pieces = (rows + kMaxCopyEngineRows - 1) / kMaxCopyEngineRows;
+  if (planes * pieces > kMaxCopyEngineCalls) return false;
+  for (std::int64_t i = 0; i < planes; ++i)
+    for (std::int64_t p = 0; p < pieces; ++p) {
+      EngineCopy ci = c;
+      ci.src_offset += (r == 3 ? i * t.src_strides[0] * es : 0) + p * kMaxCopyEngineRows * sp;
+      ci.dst_offset += (r == 3 ? i * t.dst_strides[0] * es : 0) + p * kMaxCopyEngineRows * dp;
+      ci.height = std::min(kMaxCopyEngineRows, rows - p * kMaxCopyEngineRows);
+      out.push_back(ci);
+    }
   return true;
 }
 

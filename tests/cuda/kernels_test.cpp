@@ -170,7 +170,7 @@ TEST(CopyEngine, EngineCopies_HandDerived) {
   auto u = BoxList::unpack({Transfer{{8192, 4096}, 0, {8192, 1}, 0, {8192, 1}, 0}}, DType::F32, 0);
   EXPECT_EQ(engine_copies(u, {2 * M, 17}), (std::vector<EngineCopy>{{0, 0, 16384, 0, 32768, 16384, 8192}}));
   // the same box under a threshold above its 128 MiB, with the engines off, or under the default
-  // unit rule (the kernel moves it in 16-byte units, not below 4)
+  // unit rule (the kernel moves it in 16-byte units, not below 8)
   EXPECT_TRUE(engine_copies(u, {256 * M, 17}).empty());
   EXPECT_TRUE(engine_copies(u, {0, 17}).empty());
   EXPECT_TRUE(engine_copies(u, CopyEnginePolicy{}).empty());
@@ -180,10 +180,18 @@ TEST(CopyEngine, EngineCopies_HandDerived) {
   EXPECT_EQ(engine_copies(run, {M, 4}), (std::vector<EngineCopy>{{0, 6, 4194304, 10, 4194304, 4194304, 1}}));
   EXPECT_EQ(engine_copies(run, CopyEnginePolicy{}).size(), 1u);
   EXPECT_TRUE(engine_copies(run, {M, 2}).empty());  // only units below 2 bytes
-  // an uneven f32 shard: rows of 2047 of 4095 floats (4-byte unit): units below 8 take it
+  // an uneven f32 shard: rows of 2047 of 4095 floats (4-byte unit): units below 8 (the default)
+  // take it, units below 4 do not
   auto odd = BoxList::pack({Transfer{{1000, 2047}, 0, {4095, 1}, 0, {1, 1}, 0}}, DType::F32, 0);
   EXPECT_TRUE(engine_copies(odd, {1, 4}).empty());
   EXPECT_EQ(engine_copies(odd, {1, 8}), (std::vector<EngineCopy>{{0, 0, 16380, 0, 8188, 8188, 1000}}));
+  EXPECT_EQ(engine_copies(odd, CopyEnginePolicy{}).size(), 1u);
+  // 200000 rows: calls of at most kMaxCopyEngineRows = 65536 rows, 3 x 65536 + 3392
+  auto tall = BoxList::pack({Transfer{{200000, 256}, 0, {512, 1}, 0, {1, 1}, 0}}, DType::F32, 0);
+  const auto pieces = engine_copies(tall, any);
+  ASSERT_EQ(pieces.size(), 4u);
+  for (std::int64_t p = 0; p < 4; ++p)
+    EXPECT_EQ(pieces[p], (EngineCopy{0, p * 65536 * 2048, 2048, p * 65536 * 1024, 1024, 1024, p < 3 ? 65536 : 3392}));
   // rows of 255 floats (1020 bytes < kCopyEngineMinRow) stay on the kernel however large
   auto narrow = BoxList::copy({Transfer{{65536, 255}, 0, {256, 1}, 0, {255, 1}, 0}}, DType::F32);
   EXPECT_TRUE(engine_copies(narrow, any).empty());
@@ -210,6 +218,28 @@ TEST(CopyEngine, EngineCopies_HandDerived) {
   const auto calls = engine_copies(lots, any);
   ASSERT_EQ(calls.size(), static_cast<std::size_t>(kMaxCopyEngineCalls));
   EXPECT_EQ(calls.back(), (EngineCopy{0, 4 * 2000 * 31, 4000, 4 * (1000 * 31 + 7 * 31), 4000, 4000, 1}));
+}
+
+// A box taller than kMaxCopyEngineRows runs as several calls: 70001 rows of 256 floats (1 KiB)
+// out of rows of 300, packed; every byte against the host, the destination's tail untouched.
+TEST(CopyEngine, TallBoxInPiecesMatchesHost) {
+  AXE_REQUIRE_GPUS(1);
+  EnginePolicy engines({1, 17});
+  const std::int64_t rows = 70001, len = 256, pitch = 300;
+  auto l = BoxList::pack({Transfer{{rows, len}, 3, {pitch, 1}, 0, {1, 1}, 0}}, DType::F32, 0);
+  ASSERT_EQ(engine_copies(l, {1, 17}).size(), 2u);
+  auto rng = axe::test::make_rng(470);
+  auto src = random_bytes(static_cast<std::size_t>((3 + rows * pitch) * 4), rng);
+  auto poison = random_bytes(static_cast<std::size_t>((rows * len + 64) * 4), rng);
+  DeviceBuffer ds(src.size()), dd(poison.size());
+  ds.upload(src.data(), src.size());
+  dd.upload(poison.data(), poison.size());
+  copy_boxes(l, ds.p, dd.p, nullptr);
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  auto expect = poison;
+  for (std::int64_t r = 0; r < rows; ++r)
+    std::memcpy(expect.data() + r * len * 4, src.data() + (3 + r * pitch) * 4, static_cast<std::size_t>(len * 4));
+  EXPECT_EQ(dd.download(), expect);
 }
 
 TEST(CopyEngine, SetCopyEnginePolicy_RejectsBadValuesAndReturnsThePrevious) {

@@ -24,8 +24,8 @@
 // Overlap: a step with a transfer whose local copies (own block of an all-gather received into
 // staging, local boxes of an all-to-all / send-recv; never a reducing step) move at least
 // overlap_min bytes (AXE_OVERLAP_MIN, default 2 MiB; 0: never) runs them, and its local
-// transposes, on a side stream forked after the step's fills and joined before the step ends, so
-// they proceed while NCCL moves the messages. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs:
+// transposes, on a side stream forked after the step's pack (just before the NCCL call) and
+// joined before the step ends, so they proceed while NCCL moves the messages. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs:
 // each rank copies its own 8192x4096 block into its columns of the destination (128 MiB) during
 // the all-gather, and after it only unpacks the peer's block. Not in pipelined steps.
 // Only what must move is moved (decided once per plan, at prepare time):

@@ -45,7 +45,7 @@ struct EngineCopy {
 // Which boxes copy_boxes hands to the copy engines (see copy_engine_policy below).
 struct CopyEnginePolicy {
   std::int64_t min_bytes = std::int64_t{2} << 20;  // boxes of at least this many bytes; 0: never
-  int unit_below = 4;  // whose kernel unit would be smaller than this many bytes (17: any unit)
+  int unit_below = 8;  // whose kernel unit would be smaller than this many bytes (17: any unit)
   bool operator==(const CopyEnginePolicy&) const = default;
 };
 
@@ -104,16 +104,20 @@ class BoxList {
 // sides with rows of at least kCopyEngineMinRow bytes (1 or 2 modes after merging; 3 modes when
 // the outermost extent is at most 4), and the kernel would move it in units smaller than
 // policy.unit_below bytes (the unit is the largest power of two up to 16 dividing the row
-// length, pitches and offsets in bytes). Measured on an H200 (examples/results/2xH200/
-// kernel_ce.txt): a same-device cudaMemcpy2DAsync of 8 KiB rows reaches about half the box
-// kernel's bandwidth, but on rows at odd 2-byte offsets (uneven bf16 shards, 2-byte kernel units)
-// it is faster than the kernel; hence the default unit_below of 4. At most kMaxCopyEngineCalls
-// calls per list; the other boxes go through one kernel launch after them, on the same stream.
+// length, pitches and offsets in bytes). Measured on 2 H200s (examples/results/2xH200/
+// copy_engines.txt): a same-device cudaMemcpy2DAsync of 8 KiB rows at 16-byte alignment moves
+// about half of what the box kernel does (R -> S(1) at 256 MiB: 1.58 vs 3.29 TB/s), but rows at
+// 4- or 2-byte alignment (uneven f32 / bf16 shards, whose kernel units are 4 or 2 bytes) go faster
+// on the engines (uneven S(0) -> S(1) bf16 at 1 GiB: 3.90 -> 2.47 x the bound); hence the default
+// unit_below of 8. A box becomes one call per plane (3 modes) and per kMaxCopyEngineRows rows;
+// at most kMaxCopyEngineCalls calls per list; the other boxes go through one kernel launch after
+// them, on the same stream.
 // Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off) and AXE_COPY_ENGINE_UNIT
 // (1..17), else the CopyEnginePolicy defaults. Process-wide; set returns the previous policy and
 // throws axe::Error on a negative min_bytes or a unit_below outside 1..17.
 inline constexpr std::int64_t kCopyEngineMinRow = 1024;
 inline constexpr int kMaxCopyEngineCalls = 32;
+inline constexpr std::int64_t kMaxCopyEngineRows = 65536;
 CopyEnginePolicy copy_engine_policy();
 CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy);
 // The copy-engine calls copy_boxes makes for `list` under `policy`, for tests.
