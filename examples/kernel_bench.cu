@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
     const CopyEnginePolicy old = set_copy_engine_policy(off);
     rows.push_back({name, double(l.elements() * size_of(l.dtype())), median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
     if (!engine_copies(l, any).empty()) {
+      std::fprintf(stderr, "kernel_bench: %s on the copy engines\n", name.c_str());
       set_copy_engine_policy(any);
       rows.push_back({name + " engines", double(l.elements() * size_of(l.dtype())),
                       median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
