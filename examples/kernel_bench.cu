@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
   // aligned address (the kernel falls back to 2-byte units), and of 2047 f32 (4-byte units).
   for (DType dt : {DType::BF16, DType::F32}) {
-    const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (re * es);
+    const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
     Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
     both("pack " + std::string(to_string(dt)) + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b,
          memcpy_ms(nrun * re * es));
