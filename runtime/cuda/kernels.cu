@@ -294,7 +294,8 @@ bool engine_calls(const Transfer& t, std::int64_t es, int source, const CopyEngi
   const std::size_t r = t.extents.size();
   if (policy.min_bytes <= 0 || box_elements(t) * es < policy.min_bytes) return false;
   if (t.src_strides[r - 1] != 1 || t.dst_strides[r - 1] != 1) return false;
-  if ((std::int64_t{1} << unit_log2(t, es, 16)) >= policy.unit_below) return false;
+  // One contiguous run: cudaMemcpyAsync at any unit (it beats the kernel even on aligned runs).
+  if (r > 1 && (std::int64_t{1} << unit_log2(t, es, 16)) >= policy.unit_below) return false;
   const std::int64_t width = t.extents[r - 1] * es;
   constexpr std::int64_t kMaxPitch = std::numeric_limits<int>::max();  // cudaDeviceProp::memPitch
   EngineCopy c{source, t.src_offset * es, width, t.dst_offset * es, width, width, 1};

@@ -179,7 +179,12 @@ TEST(CopyEngine, EngineCopies_HandDerived) {
   auto run = BoxList::copy({Transfer{{1024, 2048}, 3, {2048, 1}, 5, {2048, 1}, 0}}, DType::BF16);
   EXPECT_EQ(engine_copies(run, {M, 4}), (std::vector<EngineCopy>{{0, 6, 4194304, 10, 4194304, 4194304, 1}}));
   EXPECT_EQ(engine_copies(run, CopyEnginePolicy{}).size(), 1u);
-  EXPECT_TRUE(engine_copies(run, {M, 2}).empty());  // only units below 2 bytes
+  EXPECT_EQ(engine_copies(run, {M, 1}).size(), 1u);  // a contiguous run whatever the unit rule
+  // an aligned contiguous f32 run of 4 MiB (16-byte kernel units) too, but not below the threshold
+  auto aligned = BoxList::copy({Transfer{{1 << 20}, 0, {1}, 1 << 20, {1}, 0}}, DType::F32);
+  EXPECT_EQ(engine_copies(aligned, CopyEnginePolicy{}),
+            (std::vector<EngineCopy>{{0, 0, 4194304, 4194304, 4194304, 4194304, 1}}));
+  EXPECT_TRUE(engine_copies(aligned, {8 * M, 8}).empty());
   // an uneven f32 shard: rows of 2047 of 4095 floats (4-byte unit): units below 8 (the default)
   // take it, units below 4 do not
   auto odd = BoxList::pack({Transfer{{1000, 2047}, 0, {4095, 1}, 0, {1, 1}, 0}}, DType::F32, 0);

@@ -100,16 +100,16 @@ class BoxList {
 };
 
 // Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
-// kernel when it has at least policy.min_bytes bytes, its innermost mode is contiguous on both
-// sides with rows of at least kCopyEngineMinRow bytes (1 or 2 modes after merging; 3 modes when
-// the outermost extent is at most 4), and the kernel would move it in units smaller than
-// policy.unit_below bytes (the unit is the largest power of two up to 16 dividing the row
-// length, pitches and offsets in bytes). Measured on 2 H200s (examples/results/2xH200/
-// copy_engines.txt): a same-device cudaMemcpy2DAsync of 8 KiB rows at 16-byte alignment moves
-// about half of what the box kernel does (R -> S(1) at 256 MiB: 1.58 vs 3.29 TB/s), but rows at
-// 4- or 2-byte alignment (uneven f32 / bf16 shards, whose kernel units are 4 or 2 bytes) go faster
-// on the engines (uneven S(0) -> S(1) bf16 at 1 GiB: 3.90 -> 2.47 x the bound); hence the default
-// unit_below of 8. A box becomes one call per plane (3 modes) and per kMaxCopyEngineRows rows;
+// kernel when it has at least policy.min_bytes bytes and either is one contiguous run (1 mode
+// after merging), or has its innermost mode contiguous on both sides with rows of at least
+// kCopyEngineMinRow bytes (2 modes; 3 modes when the outermost extent is at most 4) and the
+// kernel would move it in units smaller than policy.unit_below bytes (the unit is the largest
+// power of two up to 16 dividing the row length, pitches and offsets in bytes). Measured on an
+// H200 (examples/results/2xH200/kernel.txt, copy_engines.txt), 256 MiB, as % of cudaMemcpy:
+// a contiguous run 99.9 % on the engines, 91.5 % on the kernel; rows of 8 KiB at 16-byte
+// alignment 41 % on the engines, 88 % on the kernel; rows of 2047 of 4095 elements at odd
+// offsets (uneven shards, kernel units of 2 / 4 bytes) 37 % / 43 % on the engines, 20 % / 36 %
+// on the kernel. Hence the default unit_below of 8. A box becomes one call per plane (3 modes) and per kMaxCopyEngineRows rows;
 // at most kMaxCopyEngineCalls calls per list; the other boxes go through one kernel launch after
 // them, on the same stream.
 // Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off) and AXE_COPY_ENGINE_UNIT
