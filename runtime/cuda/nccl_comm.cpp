@@ -233,11 +233,18 @@ void NcclComm::ensure_groups(const std::vector<std::vector<std::int64_t>>& group
   if (groups.empty()) return;
   if (failed_) throw Error("NcclComm::ensure_groups after an earlier failure");
   AXE_CUDA_CHECK(cudaSetDevice(device_));
-  // Which steps need a split anywhere: one max all-reduce of the flags over the world.
+  // Which steps need a split anywhere: one max all-reduce of the flags over the world. A group
+  // listed again (the chunks of a planner-chunked step share their group) asks only once: the
+  // split of its first listing serves the others, and no rank then calls ncclCommSplit with
+  // NCCL_SPLIT_NOCOLOR once per chunk.
   const std::size_t n = groups.size();
   std::vector<std::int64_t> any(n);
   for (std::size_t i = 0; i < n; ++i)
-    any[i] = !groups[i].empty() && !find_group(groups[i]) ? 1 : 0;
+    any[i] = !groups[i].empty() && !find_group(groups[i]) &&
+                     std::find(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(i), groups[i]) ==
+                         groups.begin() + static_cast<std::ptrdiff_t>(i)
+                 ? 1
+                 : 0;
   allreduce_max(any, "ncclAllReduce (group flags)");
   for (std::size_t i = 0; i < n; ++i) {
     if (!any[i]) continue;
