@@ -25,14 +25,17 @@
 // staging, local boxes of an all-to-all / send-recv; never a reducing step) move at least
 // overlap_min bytes (AXE_OVERLAP_MIN, default 2 MiB; 0: never) runs them, and its local
 // transposes, on a side stream forked after the step's pack (just before the NCCL call) and
-// joined before the step ends, so they proceed while NCCL moves the messages. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs:
-// each rank copies its own 8192x4096 block into its columns of the destination (128 MiB) during
-// the all-gather, and after it only unpacks the peer's block. Not in pipelined steps.
+// joined before the step ends, so they proceed while NCCL moves the messages. Example:
+// S(1) -> R of 8192x8192 f32 on 2 GPUs: each rank copies its own 8192x4096 block into its
+// columns of the destination (128 MiB) during the all-gather, and after it only unpacks the
+// peer's block. Not in pipelined steps. Large boxes of any copy may go to the copy engines
+// (kernels.hpp, CopyEnginePolicy).
 // Only what must move is moved (decided once per plan, at prepare time):
 //   - padding: before the steps, only the elements of each written buffer that no step's fill,
-//     copy or received box writes are set to NaN (0 for integers), as 1-D runs; nothing when the
-//     writes cover the buffer (every even transition), the whole buffer when the uncovered set
-//     is not cheap to list (over 2^20 runs or 4096 gaps).
+//     copy or received box writes are set to NaN (0 for integers), as 1-D runs (runs of equal
+//     length at a constant spacing, such as an uneven shard's padding column, as one 2-D box);
+//     nothing when the writes cover the buffer (every even transition), the whole buffer when
+//     the uncovered set is not cheap to list (over 2^20 runs or 4096 boxes).
 //   - zero-copy sends: a message / collective block that is one contiguous range of the step's
 //     input is handed to NCCL as is (ncclSend, ncclAllGather / ncclReduceScatter /
 //     ncclAllReduce sendbuff), no pack.
