@@ -2,6 +2,7 @@
 #include "axe/dist_tensor.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -293,6 +294,49 @@ const Prepared* find_prepared(const Runtime& rt, const DistLayout& from, const D
 
 }  // namespace
 
+namespace {
+
+// The element offset in the source at which this rank's destination is one contiguous range, when
+// its plan is exactly that: one local-copy step of one contiguous run covering the whole
+// destination (no fills, no messages, no padding). A rank that neither holds nor sends anything
+// views trivially (0).
+std::optional<std::int64_t> view_offset(const RankPlan& plan, std::size_t source_bytes) {
+  for (const Step& s : plan.steps)
+    if (!s.sends.empty() || !s.recvs.empty()) return std::nullopt;
+  if (plan.buffers.empty() || plan.buffers.back() == 0) return 0;
+  if (plan.steps.size() != 1 || plan.buffers.size() != 2) return std::nullopt;
+  const Step& s = plan.steps[0];
+  if (s.kind != StepKind::LocalCopy || s.reduce || !s.fills.empty() || !s.sends.empty() || !s.recvs.empty())
+    return std::nullopt;
+  // The copies, in destination order, must each be a contiguous run continuing the previous one
+  // on both sides, starting at destination 0 and ending at the destination's last element.
+  std::vector<const Transfer*> boxes;
+  for (const auto& c : s.copies) boxes.push_back(&c);
+  std::sort(boxes.begin(), boxes.end(), [](const Transfer* a, const Transfer* b) { return a->dst_offset < b->dst_offset; });
+  std::int64_t src = -1, dst = 0;
+  for (const Transfer* t : boxes) {
+    // row-major contiguity of the box on both sides (extent-1 modes ignored)
+    std::int64_t want = 1, n = 1;
+    for (std::size_t k = t->extents.size(); k-- > 0;) {
+      if (t->extents[k] == 1) continue;
+      if (t->src_strides[k] != want || t->dst_strides[k] != want) return std::nullopt;
+      want *= t->extents[k];
+    }
+    for (auto e : t->extents) n *= e;
+    if (n == 0) continue;
+    if (t->dst_offset != dst || (src >= 0 && t->src_offset != src)) return std::nullopt;
+    if (src < 0) src = t->src_offset;
+    src += n;
+    dst += n;
+  }
+  if (dst != plan.buffers.back() || src < 0) return std::nullopt;
+  const std::int64_t base = src - dst;
+  if (static_cast<std::size_t>(src * size_of(plan.dtype)) > source_bytes) return std::nullopt;
+  return base;
+}
+
+}  // namespace
+
 DistTensor DistTensor::redistribute(const DistLayout& to) const {
   Runtime& rt = runtime();
   thread_local std::vector<Prepared> memo;
@@ -318,13 +362,31 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
       memo.insert(memo.begin(), Prepared{&rt, rt.cost_model_version(), layout_, to, dtype_, text, plan});
     }
   }
-  // The plan writes every element of the destination (padding included): no zero fill.
+  // A view where one suffices: when on every rank the destination is one contiguous range of the
+  // source (R -> S(0), (R,R) -> (S(0),R), ...), the result aliases the source and nothing moves.
+  const std::optional<std::int64_t> view = err.empty() ? view_offset(*plan, buffer_->bytes()) : std::nullopt;
+  // The plan writes every element of the destination (padding included): no zero fill. Allocated
+  // before the agreement even when this rank could take a view (another rank may not: then this
+  // one runs the plan too, and an allocation failure must be known to every rank in the agreement).
   auto buffer = allocate_before_agreement(rt, err.empty() ? local_count(to, rt.rank()) * size_of(dtype_) : 0,
                                           "the destination of DistTensor::redistribute", err, false);
-  // One all-reduce agrees on the request and on whether any rank's backend still has plan-time
-  // work (then the backend runs its own cross-rank preparation; else it only enqueues).
-  std::uint64_t prepares = err.empty() && !plan->buffers.empty() && rt.backend().needs_preparation(*plan) ? 1 : 0;
-  rt.agree("DistTensor::redistribute", err, fingerprint(text), text, &prepares);
+  // One all-reduce agrees on the request, on whether any rank's backend still has plan-time work
+  // (then the backend runs its own cross-rank preparation; else it only enqueues), and on whether
+  // any rank cannot take a view (then every rank runs the plan, so the backends' collective
+  // preparation is matched).
+  std::uint64_t flags[2] = {err.empty() && !plan->buffers.empty() && rt.backend().needs_preparation(*plan) ? 1u : 0u,
+                            view ? 0u : 1u};
+  rt.agree("DistTensor::redistribute", err, fingerprint(text), text, std::span<std::uint64_t>(flags));
+  const std::uint64_t prepares = flags[0];
+  if (flags[1] == 0) {  // every rank views its source
+    const auto es = static_cast<std::size_t>(size_of(dtype_));
+    DistTensor t(rt, to, dtype_,
+                 std::make_shared<BufferSlice>(buffer_, static_cast<std::size_t>(*view) * es,
+                                               static_cast<std::size_t>(local_count(to, rt.rank())) * es));
+    t.plan_text_ = text + " (a view of the source: no copy)";
+    t.pending_ = pending_;  // what the source's own pending work reads
+    return t;
+  }
   DistTensor t(rt, to, dtype_, std::move(buffer));
   t.plan_text_ = text;
   if (!plan->buffers.empty()) {

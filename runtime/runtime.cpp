@@ -300,6 +300,12 @@ void Runtime::barrier() { transport_->barrier("barrier"); }
 
 void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
                     std::string_view description, std::uint64_t* flag) {
+  agree(what, local_error, fp, description,
+        flag ? std::span<std::uint64_t>(flag, 1) : std::span<std::uint64_t>());
+}
+
+void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
+                    std::string_view description, std::span<std::uint64_t> flags) {
   // max over ranks of: (size - rank) for failing ranks (-> the lowest failing rank), the
   // fingerprint, and its complement (-> the minimum fingerprint).
   // A failed backend (aborted NCCL communicators) joins the agreement with an error, so every
@@ -308,9 +314,11 @@ void Runtime::agree(std::string_view what, const std::string& local_error, std::
   if (error.empty() && backend_ && backend_->failed())
     error = "rank " + std::to_string(rank_) + ": the " + std::string(backend_->name()) +
             " backend failed earlier (NCCL error or timeout); the runtime cannot be used any more";
-  std::uint64_t v[4] = {error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp, flag ? *flag : 0};
-  transport_->allreduce_max(std::span<std::uint64_t>(v, flag ? 4 : 3), std::string(what) + " (agreement)");
-  if (flag) *flag = v[3];
+  if (flags.size() > 8) fail(std::string(what) + ": at most 8 agreement flags, " + std::to_string(flags.size()) + " given");
+  std::uint64_t v[3 + 8] = {error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp};
+  std::copy(flags.begin(), flags.end(), v + 3);
+  transport_->allreduce_max(std::span<std::uint64_t>(v, 3 + flags.size()), std::string(what) + " (agreement)");
+  std::copy(v + 3, v + 3 + flags.size(), flags.begin());
   if (v[0] != 0) {
     const int bad = size_ - static_cast<int>(v[0]);
     std::uint64_t len = bad == rank_ ? error.size() : 0;

@@ -65,6 +65,33 @@ class HostView : public Buffer {
   std::size_t bytes_;
 };
 
+// Bytes [offset, offset + bytes) of another buffer, which it keeps alive: the result of a
+// redistribution that is a view of its source (DistTensor::redistribute). Host- or
+// device-addressable as the parent is.
+class BufferSlice : public Buffer {
+ public:
+  BufferSlice(std::shared_ptr<Buffer> parent, std::size_t offset, std::size_t bytes)
+      : parent_(std::move(parent)), offset_(offset), bytes_(bytes) {}
+  std::size_t bytes() const override { return bytes_; }
+  std::byte* host_data() override {
+    std::byte* p = parent_->host_data();
+    return p ? p + offset_ : nullptr;
+  }
+  const std::byte* host_data() const override {
+    const std::byte* p = static_cast<const Buffer&>(*parent_).host_data();
+    return p ? p + offset_ : nullptr;
+  }
+  void* device_data() override {
+    void* p = parent_->device_data();
+    return p ? static_cast<std::byte*>(p) + offset_ : nullptr;
+  }
+  const Buffer& parent() const { return *parent_; }
+
+ private:
+  std::shared_ptr<Buffer> parent_;
+  std::size_t offset_, bytes_;
+};
+
 class Runtime;
 
 class Backend {

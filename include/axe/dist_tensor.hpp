@@ -158,6 +158,12 @@ class DistTensor {
 
   // A new tensor in `to` (same global shape; any mesh whose ranks exist); this one is untouched.
   // Asynchronous (see the header comment): reads of the result synchronize first.
+  // A view where one suffices: when on every rank the destination shard is one contiguous range
+  // of the local source (R -> S(0) with a divisible dim 0, (R,R) -> (S(0),R), ...), the result
+  // shares the source's storage (its buffer is a BufferSlice of it) and nothing is copied, as
+  // torch.chunk views do in DTensor; writes through either then show in the other. last_plan()
+  // ends with "(a view of the source: no copy)". The ranks decide together (in the one agreement):
+  // if any rank's shard is strided or padded, every rank copies.
   DistTensor redistribute(const DistLayout& to) const;
   DistTensor redistribute(std::span<const AxisPlacement> p) const;  // same mesh
   DistTensor redistribute(std::initializer_list<AxisPlacement> p) const {

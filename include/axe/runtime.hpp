@@ -89,6 +89,10 @@ class Runtime {
   // all-reduce carries it, e.g. "does any rank still have to prepare this plan").
   void agree(std::string_view what, const std::string& local_error, std::uint64_t fingerprint = 0,
              std::string_view description = {}, std::uint64_t* flag = nullptr);
+  // The same with several flags (at most 8), each replaced by its maximum over ranks (one
+  // all-reduce). Pass a std::span: a plain array would decay to the one-flag pointer above.
+  void agree(std::string_view what, const std::string& local_error, std::uint64_t fingerprint,
+             std::string_view description, std::span<std::uint64_t> flags);
   void barrier();
 
   // The alpha-beta model every DistTensor plan of this runtime is chosen with (the plan cache

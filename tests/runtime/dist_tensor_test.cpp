@@ -115,5 +115,54 @@ TEST(DistTensor, VisualizeNamesTheHolders) {
   EXPECT_NE(s.find("1:t1"), std::string::npos) << s;
 }
 
+// ---- views: R -> S(0) moves nothing --------------------------------------------------------
+
+// The first byte of a tensor's local storage, host or device.
+const std::byte* storage(const DistTensor& t) {
+  auto& b = const_cast<Buffer&>(t.buffer());
+  if (const std::byte* h = b.host_data()) return h;
+  return static_cast<const std::byte*>(b.device_data());
+}
+
+// R -> S(0) of 8x6 f64 on gpu=2: rank r's shard is rows 4r..4r+3, i.e. elements [24 r, 24 r + 24)
+// of its replicated buffer, one contiguous range on both ranks: the result is a view at byte
+// 192 r of the source, holding rows 4r.., and (host backend) a write through it shows in the source.
+TEST(DistTensor, ReplicateToShard0IsAViewOfTheSource) {
+  AXE_SKIP_IF_WORLD_SMALLER(2);
+  Mesh m = parse_mesh("gpu=2");
+  auto t = DistTensor::from_global(iota({8, 6}), m, {Replicate()});
+  auto y = t.redistribute({Shard(0)});
+  if (!m.contains(rt().rank())) return;
+  const std::int64_t r = rt().rank();
+  EXPECT_EQ(storage(y), storage(t) + 192 * r);
+  EXPECT_EQ(y.buffer().bytes(), 192u);
+  EXPECT_NE(y.last_plan().find("a view of the source"), std::string::npos) << y.last_plan();
+  auto d = y.to_host_as<double>();
+  ASSERT_EQ(d.size(), 24u);
+  for (std::int64_t i = 0; i < 24; ++i) EXPECT_EQ(d[static_cast<std::size_t>(i)], static_cast<double>(24 * r + i));
+  if (rt().backend().name() == "host") {
+    y.local_as<double>()[0] = -1.0;
+    EXPECT_EQ(t.local_as<double>()[static_cast<std::size_t>(24 * r)], -1.0);
+  }
+}
+
+// Where a view does not suffice the result is a copy: R -> S(1) (rank r's columns are strided in
+// the source) and uneven R -> S(0) of 5x3 (rank 1's shard is rows 3..4 plus a padding row, which a
+// view of the source cannot hold, so no rank views: the ranks decide together).
+TEST(DistTensor, StridedOrPaddedShardsAreCopies) {
+  AXE_SKIP_IF_WORLD_SMALLER(2);
+  Mesh m = parse_mesh("gpu=2");
+  for (auto [shape, to] : {std::pair{std::vector<std::int64_t>{8, 6}, Shard(1)},
+                           std::pair{std::vector<std::int64_t>{5, 3}, Shard(0)}}) {
+    auto t = DistTensor::from_global(iota(shape), m, {Replicate()});
+    auto y = t.redistribute({to});
+    if (!m.contains(rt().rank())) continue;
+    const std::byte* b = storage(t);
+    EXPECT_TRUE(storage(y) < b || storage(y) >= b + t.buffer().bytes()) << "rank " << rt().rank() << ": " << y.last_plan();
+    EXPECT_EQ(y.last_plan().find("a view of the source"), std::string::npos) << y.last_plan();
+    EXPECT_EQ(test::compare_local(y, fill_source(y.layout(), rt().rank())), "");
+  }
+}
+
 }  // namespace
 }  // namespace axe
