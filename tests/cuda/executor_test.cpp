@@ -259,6 +259,44 @@ TEST(TwoGpusPipeline, PlannerChunkedStepRunsInOrder) {
   }
 }
 
+// Padding, hand-derived (host only). An uneven S(1) shard of 5 rows x 2047 columns stored with a
+// pitch of 2048: the copies write columns 0..2046 of each row, so the padding is column 2047 of
+// rows 0..4, one 2-D box (5,1) at 2047 with row stride 2048.
+TEST(Padding, EqualGapsAtAConstantSpacingAreOneBox) {
+  Transfer w{{5, 2047}, 0, {2047, 1}, 0, {2048, 1}, 0};
+  auto p = padding_boxes(5 * 2048, {&w});
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->size(), 1u);
+  EXPECT_EQ(to_string((*p)[0]), to_string(Transfer{{5, 1}, 2047, {2048, 1}, 2047, {2048, 1}, 0}));
+  // fully covered: nothing to pad
+  Transfer all{{5, 2048}, 0, {2048, 1}, 0, {2048, 1}, 0};
+  EXPECT_TRUE(padding_boxes(5 * 2048, {&all})->empty());
+  // gaps of different lengths stay 1-D: writes [0,3) and [5,6) of 10 leave [3,5) and [6,10)
+  Transfer a{{3}, 0, {1}, 0, {1}, 0}, b{{1}, 0, {1}, 5, {1}, 0};
+  p = padding_boxes(10, {&a, &b});
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_EQ(to_string((*p)[0]), to_string(Transfer{{2}, 3, {1}, 3, {1}, 0}));
+  EXPECT_EQ(to_string((*p)[1]), to_string(Transfer{{4}, 6, {1}, 6, {1}, 0}));
+  // 65537 rows of an uneven shard (more than the 4096 boxes that a list of 1-D gaps would allow):
+  // still one box
+  Transfer tall{{65537, 2047}, 0, {2047, 1}, 0, {2048, 1}, 0};
+  p = padding_boxes(65537 * 2048, {&tall});
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->size(), 1u);
+  EXPECT_EQ((*p)[0].extents, (std::vector<std::int64_t>{65537, 1}));
+  // 5000 gaps of growing length cannot merge: over 4096 boxes, the whole buffer is padded
+  std::vector<Transfer> ws;
+  std::int64_t at = 0;
+  for (std::int64_t i = 0; i < 5000; ++i) {
+    ws.push_back(Transfer{{1}, 0, {1}, at, {1}, 0});
+    at += 2 + i;  // a gap of 1 + i after each written element
+  }
+  std::vector<const Transfer*> ptrs;
+  for (const auto& t : ws) ptrs.push_back(&t);
+  EXPECT_FALSE(padding_boxes(at, ptrs).has_value());
+}
+
 TEST(OneGpu, SetPipeline_RejectsValuesOutOfRange) {
   AXE_REQUIRE_GPUS(1);
   CudaExecutor ex(nullptr);

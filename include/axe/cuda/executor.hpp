@@ -90,6 +90,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "axe/plan.hpp"
@@ -97,6 +98,11 @@
 namespace axe::cuda {
 
 class NcclComm;
+
+// The padding of a written buffer (see "padding" above): the elements of a buffer of `size`
+// elements that no box of `writes` covers (destination sides), as fill boxes; empty when covered,
+// nullopt when the whole buffer is to be padded. Exposed for tests.
+std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std::vector<const Transfer*>& writes);
 
 class CudaExecutor {
  public:
