@@ -41,15 +41,6 @@ struct Transition {
   bool uneven = false;   // rows not divisible by the mesh
 };
 
-std::string group_text(const std::vector<Axis>& axes) {
-  std::string s;
-  for (Axis a : axes) {
-    if (!s.empty()) s += ',';
-    s += a.name();
-  }
-  return s;
-}
-
 // "all-gather{x} + all-to-all{x,y} x3": the steps, chunks collapsed.
 std::string steps_text(const RankPlan& p) {
   std::string s;
@@ -57,7 +48,7 @@ std::string steps_text(const RankPlan& p) {
     if (st.chunk > 0) continue;
     if (!s.empty()) s += " + ";
     s += to_string(st.kind);
-    if (!st.axes.empty()) s += "{" + group_text(st.axes) + "}";
+    if (!st.axes.empty()) s += "{" + axes_text(st.axes) + "}";
     if (st.chunks > 1) s += " x" + std::to_string(st.chunks);
   }
   return s.empty() ? "(nothing)" : s;
@@ -142,7 +133,7 @@ int main(int argc, char** argv) {
         if (!g.empty() && k == StepKind::SendRecv) continue;
         auto d = def.coeffs(k, g), m = measured.coeffs(k, g);
         std::printf("  %-15s %-6s %12.2f %10s   %12.2f %10s\n", std::string(to_string(k)).c_str(),
-                    g.empty() ? "any" : group_text(g).c_str(), d.alpha * 1e6, gbps(d.beta).c_str(),
+                    g.empty() ? "any" : axes_text(g).c_str(), d.alpha * 1e6, gbps(d.beta).c_str(),
                     m.alpha * 1e6, gbps(m.beta).c_str());
       }
     std::printf("  %-15s %-6s %12s %10s   %12s %10s\n", "local copy", "", "",

@@ -22,6 +22,15 @@
 
 namespace axe {
 
+std::string axes_text(const std::vector<Axis>& axes) {
+  std::string s;
+  for (Axis a : axes) {
+    if (!s.empty()) s += ',';
+    s += a.name();
+  }
+  return s;
+}
+
 // ---- fit ------------------------------------------------------------------------------------
 
 CostModel::Coeffs fit_alpha_beta(std::span<const FitPoint> points) {
@@ -64,14 +73,6 @@ CostModel::Coeffs fit_alpha_beta(std::span<const FitPoint> points) {
 
 namespace {
 
-std::string text_of(const std::vector<Axis>& axes) {
-  std::string s;
-  for (Axis a : axes) {
-    if (!s.empty()) s += ',';
-    s += a.name();
-  }
-  return s;
-}
 
 // " + R[(e,..):(1@a,..)]" over the mesh axes outside the group, "" when none.
 std::string replicas_outside(const Mesh& mesh, const std::vector<bool>& in) {
@@ -108,11 +109,11 @@ CalibrationCase calibration_case(StepKind kind, const Mesh& mesh, const std::vec
     g *= mesh.sizes()[*i];
   }
   if (g < 2)
-    fail("calibration_case: the group of {" + text_of(axes) + "} on mesh " + to_string(mesh) +
+    fail("calibration_case: the group of {" + axes_text(axes) + "} on mesh " + to_string(mesh) +
          " has one rank");
   if (kind == StepKind::SendRecv && !axes_in.empty() && axes.size() != mesh.ndim())
     fail("calibration_case: send-recv is calibrated on the whole mesh only (got axes {" +
-         text_of(axes) + "})");
+         axes_text(axes) + "})");
   // f32, shape (g*r, c): a shard of r*c elements; c = 16 g so that S(1) splits it evenly.
   const std::int64_t c = 16 * g;
   const std::int64_t r = std::max<std::int64_t>(1, shard_bytes / 4 / c);
@@ -208,7 +209,7 @@ CalibrationCase calibration_case(StepKind kind, const Mesh& mesh, const std::vec
 
 std::string coeffs_line(StepKind kind, const std::vector<Axis>& axes, CostModel::Coeffs c) {
   char buf[160];
-  std::string a = text_of(axes);
+  std::string a = axes_text(axes);
   std::snprintf(buf, sizeof buf, "%s%s%s %.6g %.6g", std::string(to_string(kind)).c_str(),
                 a.empty() ? "" : " ", a.c_str(), c.alpha * 1e6, 1.0 / (c.beta * 1e9));
   return buf;
@@ -454,7 +455,7 @@ std::string calibration_text(const Calibration& c, int iterations, int repeats) 
     std::string g = "world";
     if (!x.axes.empty()) {
       g = "{";
-      g += text_of(x.axes);
+      g += axes_text(x.axes);
       g += '}';
     }
     s += "# " + std::string(to_string(x.kind)) + " on " + g + " (g=" + std::to_string(x.group) +

@@ -2,10 +2,10 @@
 #include "axe/dist_tensor.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <map>
 
 namespace axe {
@@ -306,8 +306,7 @@ std::optional<std::int64_t> view_offset(const RankPlan& plan, std::size_t source
   if (plan.buffers.empty() || plan.buffers.back() == 0) return 0;
   if (plan.steps.size() != 1 || plan.buffers.size() != 2) return std::nullopt;
   const Step& s = plan.steps[0];
-  if (s.kind != StepKind::LocalCopy || s.reduce || !s.fills.empty() || !s.sends.empty() || !s.recvs.empty())
-    return std::nullopt;
+  if (s.kind != StepKind::LocalCopy || s.reduce || !s.fills.empty()) return std::nullopt;
   // The copies, in destination order, must each be a contiguous run continuing the previous one
   // on both sides, starting at destination 0 and ending at the destination's last element.
   std::vector<const Transfer*> boxes;

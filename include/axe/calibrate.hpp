@@ -158,5 +158,7 @@ CostModel calibrated_model(Runtime& rt, const std::string& path, const Calibrati
 
 // Model lines of `m` for the kinds measured: "KIND [AXES] ALPHA_US GBPS" ("%.6g").
 std::string coeffs_line(StepKind kind, const std::vector<Axis>& axes, CostModel::Coeffs c);
+// Axis names joined by commas, as coeffs_line writes a group: {dp, tp} -> "dp,tp".
+std::string axes_text(const std::vector<Axis>& axes);
 
 }  // namespace axe

@@ -80,78 +80,6 @@ std::optional<Run> contiguous_run(const BoxList& l) {
   return r;
 }
 
-// The elements of a buffer of `size` elements that no box of `writes` (destination sides) covers:
-// empty when the writes cover the buffer. Gaps of equal length at a constant spacing become one
-// 2-D box (the padding column of an uneven shard: Transfer{{rows, 1}, off, {pitch, 1}, ...}),
-// others 1-D boxes (Transfer{{len}, off, {1}, off, {1}}). nullopt when that is not cheap to know
-// (over 2^20 runs, or over 4096 boxes): then the whole buffer is padded. Overlapping writes are
-// fine (the union is computed exactly, run by run).
-std::optional<std::vector<Transfer>> uncovered(std::int64_t size, const std::vector<const Transfer*>& writes) {
-  constexpr std::int64_t kMaxRuns = std::int64_t{1} << 20, kMaxGaps = 4096;
-  std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [begin, end)
-  for (const Transfer* t : writes) {
-    // merge destination modes (extent-1 modes dropped, row-major contiguous modes joined)
-    std::vector<std::int64_t> ext, st;
-    bool empty = false;
-    for (std::size_t k = 0; k < t->extents.size(); ++k) {
-      if (t->extents[k] <= 0) empty = true;
-      if (t->extents[k] == 1) continue;
-      if (!ext.empty() && st.back() == t->dst_strides[k] * t->extents[k]) {
-        ext.back() *= t->extents[k];
-        st.back() = t->dst_strides[k];
-        continue;
-      }
-      ext.push_back(t->extents[k]);
-      st.push_back(t->dst_strides[k]);
-    }
-    if (empty) continue;
-    std::int64_t len = 1;
-    if (!ext.empty() && st.back() == 1) {
-      len = ext.back();
-      ext.pop_back();
-      st.pop_back();
-    }
-    std::int64_t n = 1;
-    for (auto e : ext) n *= e;
-    if (static_cast<std::int64_t>(runs.size()) + n > kMaxRuns) return std::nullopt;
-    std::vector<std::int64_t> idx(ext.size(), 0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::int64_t off = t->dst_offset;
-      for (std::size_t k = 0; k < ext.size(); ++k) off += idx[k] * st[k];
-      runs.push_back({off, off + len});
-      for (std::size_t k = ext.size(); k-- > 0;) {
-        if (++idx[k] < ext[k]) break;
-        idx[k] = 0;
-      }
-    }
-  }
-  std::sort(runs.begin(), runs.end());
-  std::vector<std::pair<std::int64_t, std::int64_t>> holes;  // [begin, length)
-  std::int64_t at = 0;
-  auto gap = [&](std::int64_t b, std::int64_t e) {
-    if (e > b) holes.push_back({b, e - b});
-  };
-  for (const auto& [b, e] : runs) {
-    gap(at, std::min(b, size));
-    at = std::max(at, e);
-  }
-  gap(at, size);
-  std::vector<Transfer> gaps;
-  for (std::size_t i = 0; i < holes.size();) {
-    const auto [b, len] = holes[i];
-    std::size_t j = i + 1;
-    const std::int64_t pitch = j < holes.size() ? holes[j].first - b : 0;
-    while (j < holes.size() && holes[j].second == len && holes[j].first - holes[j - 1].first == pitch) ++j;
-    const auto n = static_cast<std::int64_t>(j - i);
-    if (n > 1)
-      gaps.push_back(Transfer{{n, len}, b, {pitch, 1}, b, {pitch, 1}, 0});
-    else
-      gaps.push_back(Transfer{{len}, b, {1}, b, {1}, 0});
-    if (static_cast<std::int64_t>(gaps.size()) > kMaxGaps) return std::nullopt;
-    i = j;
-  }
-  return gaps;
-}
 
 }  // namespace
 
@@ -237,8 +165,77 @@ std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min) 
 
 }  // namespace
 
+// The elements of a buffer of `size` elements that no box of `writes` (destination sides) covers:
+// empty when the writes cover the buffer. Gaps of equal length at a constant spacing become one
+// 2-D box (the padding column of an uneven shard: Transfer{{rows, 1}, off, {pitch, 1}, ...}),
+// others 1-D boxes (Transfer{{len}, off, {1}, off, {1}}). nullopt when that is not cheap to know
+// (over 2^20 runs, or over 4096 boxes): then the whole buffer is padded. Overlapping writes are
+// fine (the union is computed exactly, run by run).
 std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std::vector<const Transfer*>& writes) {
-  return uncovered(size, writes);
+  constexpr std::int64_t kMaxRuns = std::int64_t{1} << 20, kMaxGaps = 4096;
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [begin, end)
+  for (const Transfer* t : writes) {
+    // merge destination modes (extent-1 modes dropped, row-major contiguous modes joined)
+    std::vector<std::int64_t> ext, st;
+    bool empty = false;
+    for (std::size_t k = 0; k < t->extents.size(); ++k) {
+      if (t->extents[k] <= 0) empty = true;
+      if (t->extents[k] == 1) continue;
+      if (!ext.empty() && st.back() == t->dst_strides[k] * t->extents[k]) {
+        ext.back() *= t->extents[k];
+        st.back() = t->dst_strides[k];
+        continue;
+      }
+      ext.push_back(t->extents[k]);
+      st.push_back(t->dst_strides[k]);
+    }
+    if (empty) continue;
+    std::int64_t len = 1;
+    if (!ext.empty() && st.back() == 1) {
+      len = ext.back();
+      ext.pop_back();
+      st.pop_back();
+    }
+    std::int64_t n = 1;
+    for (auto e : ext) n *= e;
+    if (static_cast<std::int64_t>(runs.size()) + n > kMaxRuns) return std::nullopt;
+    std::vector<std::int64_t> idx(ext.size(), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t off = t->dst_offset;
+      for (std::size_t k = 0; k < ext.size(); ++k) off += idx[k] * st[k];
+      runs.push_back({off, off + len});
+      for (std::size_t k = ext.size(); k-- > 0;) {
+        if (++idx[k] < ext[k]) break;
+        idx[k] = 0;
+      }
+    }
+  }
+  std::sort(runs.begin(), runs.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> holes;  // [begin, length)
+  std::int64_t at = 0;
+  auto gap = [&](std::int64_t b, std::int64_t e) {
+    if (e > b) holes.push_back({b, e - b});
+  };
+  for (const auto& [b, e] : runs) {
+    gap(at, std::min(b, size));
+    at = std::max(at, e);
+  }
+  gap(at, size);
+  std::vector<Transfer> gaps;
+  for (std::size_t i = 0; i < holes.size();) {
+    const auto [b, len] = holes[i];
+    std::size_t j = i + 1;
+    const std::int64_t pitch = j < holes.size() ? holes[j].first - b : 0;
+    while (j < holes.size() && holes[j].second == len && holes[j].first - holes[j - 1].first == pitch) ++j;
+    const auto n = static_cast<std::int64_t>(j - i);
+    if (n > 1)
+      gaps.push_back(Transfer{{n, len}, b, {pitch, 1}, b, {pitch, 1}, 0});
+    else
+      gaps.push_back(Transfer{{len}, b, {1}, b, {1}, 0});
+    if (static_cast<std::int64_t>(gaps.size()) > kMaxGaps) return std::nullopt;
+    i = j;
+  }
+  return gaps;
 }
 
 CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
@@ -696,7 +693,7 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
       for (const auto& m : s.recvs)
         for (const auto& t : m.boxes) writes.push_back(&t);
     }
-    auto gaps = uncovered(pl.buffers[i], writes);
+    auto gaps = padding_boxes(pl.buffers[i], writes);
     if (!gaps) gaps = std::vector<Transfer>{Transfer{{pl.buffers[i]}, 0, {1}, 0, {1}, 0}};
     p->pads[i] = BoxList::copy(*gaps, dt);
   }

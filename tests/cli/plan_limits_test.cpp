@@ -140,37 +140,24 @@ TEST(PlanLimitsCli, BadByteCountsAreClearErrors) {
   for (std::string_view flag : {"--staging-limit", "--spread-min"}) {
     for (std::string_view cmd : {"plan", "simulate"}) {
       const std::string name(flag);
-      expect_error(
-          {cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R", flag, "abc"},
-          name + ": expected a byte count");
-      expect_error(
-          {cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R", flag, "abc"},
-          "'abc'");
-      expect_error({cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R",
-                    flag, "-4096"},
-                   "'-4096' (negative)");
-      expect_error(
-          {cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R", flag, "12T"},
-          "'12T' (unknown suffix 'T')");
-      expect_error({cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R",
-                    flag, "1.5M"},
-                   "'1.5M' (unknown suffix '.5M')");
-      expect_error(
-          {cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R", flag, ""},
-          "'' (no digits)");
-      expect_error({cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R",
-                    flag, "9999999999G"},
-                   "'9999999999G' (does not fit in 64 bits)");
-      expect_error({cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R",
-                    flag, "99999999999999999999"},
-                   "(does not fit in 64 bits)");
+      // `cmd` S(0) -> R on gpu=4 with `flag value`: exit 2, `needle` on stderr
+      auto bad = [&](std::string_view value, std::string_view needle) {
+        expect_error({cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R", flag, value},
+                     needle);
+      };
+      bad("abc", name + ": expected a byte count");
+      bad("abc", "'abc'");
+      bad("-4096", "'-4096' (negative)");
+      bad("12T", "'12T' (unknown suffix 'T')");
+      bad("1.5M", "'1.5M' (unknown suffix '.5M')");
+      bad("", "'' (no digits)");
+      bad("9999999999G", "'9999999999G' (does not fit in 64 bits)");
+      bad("99999999999999999999", "(does not fit in 64 bits)");
       auto r =
           axe({cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R", flag});
       EXPECT_EQ(r.status, 2);
       EXPECT_NE(r.err.find("option " + name + " needs a value"), std::string::npos) << r.err;
-      expect_error(
-          {cmd, "--shape", "64,128", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R", flag, "-"},
-          "'-' (no digits)");
+      bad("-", "'-' (no digits)");
     }
   }
 }
