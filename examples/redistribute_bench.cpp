@@ -6,8 +6,9 @@
 //   axe-run -np 2 redistribute_bench [--sizes 1M,16M] [--dtypes f32,bf16] [--iters 50]
 //                                    [--warmup 5] [--json FILE]
 //
-// Per (transition, dtype, size) on the 1-D mesh of all ranks, shapes rows x 4096 as in
-// reshard_bench and examples/dtensor_bench.py: the source is DistTensor::empty (zeros) of the
+// Per (transition, dtype, size) on the 1-D mesh of all ranks (and, with 4 ranks, the 2x2 mesh
+// x=2,y=2), shapes rows x 4096 as in reshard_bench and examples/dtensor_bench.py (uneven:
+// (rows+1) x 4095, no dim divisible by the mesh): the source is DistTensor::empty (zeros) of the
 // source placements; --warmup untimed calls (the first prepares the plan), then --iters timed ones:
 // MPI_Barrier, h0, y = x.redistribute(to), h1, y.synchronize(), h2, y destroyed. Reported, as the
 // median over iterations of the slowest rank: "cpu us" = h1 - h0 (the call returns once the work
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,8 @@ namespace {
 
 struct Transition {
   const char* label;
-  axe::AxisPlacement from, to;
+  std::vector<axe::AxisPlacement> from, to;  // one per mesh axis: two on the 2x2 mesh
+  bool uneven = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -73,16 +76,25 @@ int main(int argc, char** argv) {
       else fail("redistribute_bench: unknown argument '" + a + "'");
     }
     if (iters < 1 || warmup < 1) fail("redistribute_bench: --iters and --warmup must be >= 1");
-    const Transition transitions[] = {
-        {"S0->R", Shard(0), Replicate()},  {"S1->R", Shard(1), Replicate()}, {"S0->S1", Shard(0), Shard(1)},
-        {"S1->S0", Shard(1), Shard(0)},    {"R->S1", Replicate(), Shard(1)}, {"P->R", Partial(), Replicate()},
-        {"P->S0", Partial(), Shard(0)},    {"P->S1", Partial(), Shard(1)},
+    const AxisPlacement S0 = Shard(0), S1 = Shard(1), R = Replicate(), P = Partial();
+    std::vector<Transition> transitions = {
+        {"S0->R", {S0}, {R}},   {"S1->R", {S1}, {R}},  {"S0->S1", {S0}, {S1}},
+        {"S1->S0", {S1}, {S0}}, {"R->S1", {R}, {S1}},  {"P->R", {P}, {R}},
+        {"P->S0", {P}, {S0}},   {"P->S1", {P}, {S1}},  {"S0->R uneven", {S0}, {R}, true},
+        {"S0->S1 uneven", {S0}, {S1}, true},
     };
-    const Mesh mesh = parse_mesh("gpu=" + std::to_string(rt.size()));
+    if (rt.size() == 4)  // the 2x2-mesh transitions of reshard_bench (all but the interleaved source)
+      for (Transition t : std::initializer_list<Transition>{
+               {"(S0,S1)->(R,R)", {S0, S1}, {R, R}},   {"(S0,S1)->(S1,S0)", {S0, S1}, {S1, S0}},
+               {"(S0,R)->(R,S0)", {S0, R}, {R, S0}},   {"(S0,S0)->(S1,S1)", {S0, S0}, {S1, S1}},
+               {"(R,P)->(S0,S1)", {R, P}, {S0, S1}}})
+        transitions.push_back(t);
+    const Mesh mesh1 = parse_mesh("gpu=" + std::to_string(rt.size()));
+    const Mesh mesh2 = parse_mesh("x=2,y=2");
     if (rt.rank() == 0) {
       std::printf("redistribute_bench: %d rank(s), backend %s, %d timed iterations (median of the slowest rank)\n\n",
                   rt.size(), std::string(rt.backend().name()).c_str(), iters);
-      std::printf("%-10s %-4s %5s %10s %8s\n", "transition", "type", "size", "ms", "cpu us");
+      std::printf("%-18s %-4s %5s %10s %8s\n", "transition", "type", "size", "ms", "cpu us");
     }
     std::string rows;
     for (const auto& t : transitions)
@@ -90,9 +102,12 @@ int main(int argc, char** argv) {
         const DType dt = parse_dtype(dn);
         for (const auto& sz : sizes) {
           const std::int64_t size = parse_bytes(sz, "--sizes"), es = size_of(dt);
-          const std::vector<std::int64_t> shape{std::max<std::int64_t>(size / es / 4096, 16), 4096};
-          auto layout = [&](AxisPlacement p) {
-            return shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(&p, 1));
+          const std::int64_t n = std::max<std::int64_t>(size / es / 4096, 16);
+          const std::vector<std::int64_t> shape =
+              t.uneven ? std::vector<std::int64_t>{n + 1, 4095} : std::vector<std::int64_t>{n, 4096};
+          const Mesh& mesh = t.from.size() == 2 ? mesh2 : mesh1;
+          auto layout = [&](const std::vector<AxisPlacement>& p) {
+            return shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(p));
           };
           const DistTensor x = DistTensor::empty(layout(t.from), dt, rt);
           const DistLayout to = layout(t.to);
@@ -113,7 +128,7 @@ int main(int argc, char** argv) {
           }
           const double m = median(ms), u = median(us);
           if (rt.rank() == 0) {
-            std::printf("%-10s %-4s %5s %10.4f %8.1f\n", t.label, dn.c_str(), sz.c_str(), m, u);
+            std::printf("%-18s %-4s %5s %10.4f %8.1f\n", t.label, dn.c_str(), sz.c_str(), m, u);
             std::fflush(stdout);
           }
           char buf[256];
