@@ -146,6 +146,44 @@ INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpus, kTwoGpuTransitions,
 INSTANTIATE_TEST_SUITE_P(Transitions, TwoGpusPipelined, kTwoGpuTransitions,
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Four GPUs (four threads): the 1-D transitions on gpu=4, even and uneven (blocks of 17, 17, 17
+// and 16 rows or columns; a rank with no rows), and the 2x2-mesh transitions of reshard_bench,
+// with pipelining off and forced on.
+class FourGpus : public ::testing::TestWithParam<Transition> {};
+
+TEST_P(FourGpus, Redistribute_MatchesDestinationLayout) {
+  AXE_REQUIRE_GPUS(4);
+  const auto& t = GetParam();
+  const PlanRequest r = request_of(t);
+  auto res = run_on_gpus(r, 4);
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  std::vector<Counts> counts;
+  res = run_on_gpus(r, 4, 60, &counts, Pipeline{3, 1, 1});
+  EXPECT_EQ(verify(r, res), "") << "pipelined\n" << to_string(plan_all(r));
+  for (int k = 1; k < 4; ++k) EXPECT_EQ(counts[0].chunks, counts[static_cast<std::size_t>(k)].chunks) << "rank " << k;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Transitions, FourGpus,
+    ::testing::Values(Transition{"S0_to_R", "gpu=4", {Shard(0)}, {Replicate()}, {64, 128}},
+                      Transition{"S0_to_R_uneven", "gpu=4", {Shard(0)}, {Replicate()}, {67, 130}},
+                      Transition{"S0_to_R_empty_rank", "gpu=4", {Shard(0)}, {Replicate()}, {3, 130}},
+                      Transition{"S1_to_R_uneven", "gpu=4", {Shard(1)}, {Replicate()}, {9, 131}},
+                      Transition{"S0_to_S1_uneven", "gpu=4", {Shard(0)}, {Shard(1)}, {67, 131}},
+                      Transition{"S1_to_S0", "gpu=4", {Shard(1)}, {Shard(0)}, {64, 128}},
+                      Transition{"P_to_S1", "gpu=4", {Partial()}, {Shard(1)}, {64, 128}},
+                      Transition{"P_to_R_uneven", "gpu=4", {Partial()}, {Replicate()}, {33, 67}},
+                      Transition{"S0S1_to_RR", "x=2,y=2", {Shard(0), Shard(1)}, {Replicate(), Replicate()}, {64, 128}},
+                      Transition{"S0S1_to_RR_uneven", "x=2,y=2", {Shard(0), Shard(1)}, {Replicate(), Replicate()},
+                                 {65, 131}},
+                      Transition{"S0S1_to_S1S0", "x=2,y=2", {Shard(0), Shard(1)}, {Shard(1), Shard(0)}, {64, 128}},
+                      Transition{"S0R_to_RS0", "x=2,y=2", {Shard(0), Replicate()}, {Replicate(), Shard(0)}, {64, 128}},
+                      Transition{"S0S0_to_S1S1", "x=2,y=2", {Shard(0), Shard(0)}, {Shard(1), Shard(1)}, {64, 128}},
+                      Transition{"RP_to_S0S1", "x=2,y=2", {Replicate(), Partial()}, {Shard(0), Shard(1)}, {64, 128}},
+                      Transition{"RP_to_S0S1_uneven", "x=2,y=2", {Replicate(), Partial()}, {Shard(0), Shard(1)},
+                                 {33, 67}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 // Copy engines and overlap forced on (thresholds 1 byte, any kernel unit): every local copy of a
 // step with a transfer runs on the side stream during it, and every box with rows of >= 1 KiB
 // goes through cudaMemcpy(2D)Async. Shapes with rows of 2 KiB and more (f64), even and uneven.
@@ -219,15 +257,43 @@ TEST(TwoGpusPipeline, AllGatherInFourChunks_HandDerived) {
   EXPECT_EQ(counts[0].staging, 0);
 }
 
-// Staging bound, hand-derived: P -> S(1) of 2048x2048 f64 on gpu=2. Each rank holds a whole
-// 32 MiB term and packs both 2048x1024 column blocks for the reduce-scatter (32 MiB of staging),
-// while its destination shard is 16 MiB (the result lands there in place). 32 MiB > 16 MiB, so the
-// step runs in 2 * ceil(32 / 16) = 4 chunks even with pipelining off: two staging slots of 8 MiB,
-// 16 MiB in all (= the destination), 4 reduce-scatters.
+// Unequal blocks, hand-derived. S(0) -> R of 63x130 f64 on gpu=2: rank 0 holds 32 rows (4160
+// elements), rank 1 31 rows (4030). Slots are the largest block rounded up to 256 bytes (32 f64):
+// 4160 already is, so both ranks receive into two slots of 4160 with one ncclAllGather (rank 1's
+// slot carries 130 elements of padding): staging 2 x 4160 x 8 = 66560 bytes. S(0) -> R of 3x130:
+// blocks of 260 and 130 elements, slots of 288: 576 > 390 + 390 / 8, too much padding, so one
+// grouped send/recv straight between the buffers (rows are contiguous): no staging.
+TEST(TwoGpus, UnequalAllGather_PaddedSlotsOrSendRecv_HandDerived) {
+  AXE_REQUIRE_GPUS(2);
+  Mesh m = parse_mesh("gpu=2");
+  PlanRequest r{shard({63, 130}, m, {Shard(0)}), shard({63, 130}, m, {Replicate()}), DType::F64};
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts);
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].nccl_calls, 1) << "rank " << k;
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].staging, 66560) << "rank " << k;
+  }
+  PlanRequest q{shard({3, 130}, m, {Shard(0)}), shard({3, 130}, m, {Replicate()}), DType::F64};
+  counts.clear();
+  res = run_on_gpus(q, 2, 60, &counts);
+  EXPECT_EQ(verify(q, res), "") << to_string(plan_all(q));
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].nccl_calls, 1) << "rank " << k;
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].staging, 0) << "rank " << k;
+  }
+}
+
+// Staging bound, hand-derived: P -> S(1) of 4096x4096 f64 on gpu=2. Each rank holds a whole
+// 128 MiB term and packs both 4096x2048 column blocks for the reduce-scatter (128 MiB of staging,
+// at least kStagingBoundMin = 64 MiB), while its destination shard is 64 MiB (the result lands
+// there in place). 128 MiB > 64 MiB, so the step runs in 2 * ceil(128 / 64) = 4 chunks even with
+// pipelining off: two staging slots of 32 MiB, 64 MiB in all (= the destination), 4
+// reduce-scatters. At 2048x2048 (32 MiB of staging, under kStagingBoundMin) it runs unchunked.
 TEST(TwoGpusPipeline, StagingBoundChunksReduceScatter_HandDerived) {
   AXE_REQUIRE_GPUS(2);
   Mesh m = parse_mesh("gpu=2");
-  PlanRequest r{shard({2048, 2048}, m, {Partial()}), shard({2048, 2048}, m, {Shard(1)}), DType::F64};
+  PlanRequest r{shard({4096, 4096}, m, {Partial()}), shard({4096, 4096}, m, {Shard(1)}), DType::F64};
   std::vector<Counts> counts;
   auto res = run_on_gpus(r, 2, 60, &counts, Pipeline{1, 1, 1});
   EXPECT_EQ(verify(r, res), "");
@@ -235,8 +301,15 @@ TEST(TwoGpusPipeline, StagingBoundChunksReduceScatter_HandDerived) {
     const Counts& c = counts[static_cast<std::size_t>(k)];
     EXPECT_EQ(c.chunks, std::vector<std::int64_t>{4}) << "rank " << k;
     EXPECT_EQ(c.nccl_calls, 4) << "rank " << k;
-    EXPECT_EQ(c.staging, 16 << 20) << "rank " << k;
+    EXPECT_EQ(c.staging, 64 << 20) << "rank " << k;
   }
+  PlanRequest small{shard({2048, 2048}, m, {Partial()}), shard({2048, 2048}, m, {Shard(1)}), DType::F64};
+  counts.clear();
+  res = run_on_gpus(small, 2, 60, &counts, Pipeline{1, 1, 1});
+  EXPECT_EQ(verify(small, res), "");
+  EXPECT_EQ(counts[0].chunks, std::vector<std::int64_t>{1});
+  EXPECT_EQ(counts[0].nccl_calls, 1);
+  EXPECT_EQ(counts[0].staging, 32 << 20);
 }
 
 // A step the planner split for its staging limit runs chunk after chunk on the executor's stream,
