@@ -84,6 +84,28 @@ std::optional<Run> contiguous_run(const BoxList& l) {
   return r;
 }
 
+// contiguous_run on plain boxes (host only, no BoxList): each box's modes, extent-1 modes
+// dropped, are row-major contiguous on both sides, and each box continues the previous one.
+std::optional<Run> contiguous_run(const std::vector<Transfer>& boxes) {
+  std::optional<Run> r;
+  for (const auto& t : boxes) {
+    std::int64_t n = 1;
+    for (std::size_t k = t.extents.size(); k-- > 0;) {
+      if (t.extents[k] == 1) continue;
+      if (t.src_strides[k] != n || t.dst_strides[k] != n) return std::nullopt;
+      n *= t.extents[k];
+    }
+    if (n <= 0) continue;
+    if (!r)
+      r = Run{t.src_offset, t.dst_offset, 0};
+    else if (t.src_offset != r->src + r->n || t.dst_offset != r->dst + r->n)
+      return std::nullopt;
+    r->n += n;
+  }
+  return r;
+}
+
+
 
 }  // namespace
 
@@ -132,6 +154,7 @@ struct PStep {
 
 struct CudaExecutor::Prepared {
   RankPlan plan;  // a copy: the cache key's content is checked against it
+  RankPlan exec;  // the plan as run: `plan` with its local slices folded (fold_slices)
   // The steps that run: the plan's steps, those pipelined (chunks[i] > 1) split by split_step.
   std::vector<Step> run;
   std::vector<PStep> steps;         // one per run step
@@ -241,6 +264,40 @@ std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std:
     i = j;
   }
   return gaps;
+}
+
+// Local slices folded into the step that reads them. A local step whose copies are one
+// contiguous range of its input written whole into an intermediate buffer that only the next step
+// reads (and no other step writes) is emptied: the next step reads the range straight from the
+// local step's input, its source offsets shifted by the range's start, and the intermediate shrinks
+// to nothing. Example: (R,P) -> (S0,S1) on a 2x2 mesh slices this rank's rows of the replicated
+// term, then reduce-scatters them over y; folded, the reduce-scatter packs its column blocks
+// straight from the source: one copy and the intermediate (half the tensor) less. Steps keep
+// their number and kind, so ranks that fold and ranks that don't still make the same calls.
+void fold_slices(RankPlan& pl) {
+  const auto nb = static_cast<int>(pl.buffers.size());
+  for (std::size_t i = 0; i + 1 < pl.steps.size(); ++i) {
+    Step& s = pl.steps[i];
+    Step& next = pl.steps[i + 1];
+    const int b = s.out;
+    if (s.kind != StepKind::LocalCopy || s.reduce || s.copies.empty() || !s.fills.empty() || !s.sends.empty() ||
+        !s.recvs.empty() || b <= 0 || b >= nb - 1 || s.in == b || next.in != b || next.out == b)
+      continue;
+    bool alone = true;  // b is written by step i only and read by step i + 1 only
+    for (std::size_t k = 0; k < pl.steps.size() && alone; ++k)
+      if (k != i && k != i + 1) alone = pl.steps[k].in != b && pl.steps[k].out != b;
+    if (!alone) continue;
+    const auto run = contiguous_run(s.copies);
+    if (!run || run->dst != 0 || run->n != pl.buffers[static_cast<std::size_t>(b)]) continue;
+    auto shift = [&](std::vector<Transfer>& boxes) {
+      for (auto& t : boxes) t.src_offset += run->src;
+    };
+    shift(next.copies);
+    for (auto& m : next.sends) shift(m.boxes);
+    next.in = s.in;
+    s.copies.clear();
+    pl.buffers[static_cast<std::size_t>(b)] = 0;
+  }
 }
 
 CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
@@ -610,7 +667,7 @@ bool moves_data(const RankPlan& plan) {
 }  // namespace
 
 void CudaExecutor::build(Prepared& p) {
-  const RankPlan& pl = p.plan;
+  const RankPlan& pl = p.exec;
   const std::int64_t es = size_of(pl.dtype);
   p.run.clear();
   p.steps.clear();
@@ -682,7 +739,7 @@ void CudaExecutor::build(Prepared& p) {
 // Per plan step, the chunks this rank would run it in (1: none), from its unchunked build:
 // pipelining (opt-in) and the staging bound.
 void CudaExecutor::wish_chunks(Prepared& p) const {
-  const RankPlan& pl = p.plan;
+  const RankPlan& pl = p.exec;
   const std::int64_t es = size_of(pl.dtype);
   p.wish.assign(pl.steps.size(), 1);
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
@@ -707,8 +764,10 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
   if (lookup(plan)) return false;
   auto p = std::make_unique<Prepared>();
   p->plan = plan;
+  p->exec = plan;
+  fold_slices(p->exec);
   const DType dt = plan.dtype;
-  const RankPlan& pl = p->plan;
+  const RankPlan& pl = p->exec;
   if (comm_ && plan.rank != comm_->rank())
     fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) + " but this NCCL rank is " +
          std::to_string(comm_->rank()));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <random>
 #include <cmath>
 #include <thread>
 
@@ -284,6 +285,26 @@ TEST(TwoGpus, UnequalAllGather_PaddedSlotsOrSendRecv_HandDerived) {
   }
 }
 
+// Folded slice on two GPUs, hand-derived: (R,P) -> (S0,S1) of 64x128 f64 on x=1,y=2. Each rank
+// holds a whole 8192-element term; the plan copies it into an intermediate (x has one rank, so
+// the "slice" is everything), then reduce-scatters column blocks over y. Folded, the pack reads
+// the source: one pack launch, one reduce-scatter, the result in place in the 64x64 destination,
+// and staging is the packed send region alone, 8192 x 8 = 65536 bytes (131072 with the
+// intermediate).
+TEST(TwoGpus, FoldedSliceReduceScatter_HandDerived) {
+  AXE_REQUIRE_GPUS(2);
+  Mesh m = parse_mesh("x=1,y=2");
+  PlanRequest r{shard({64, 128}, m, {Replicate(), Partial()}), shard({64, 128}, m, {Shard(0), Shard(1)}), DType::F64};
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts);
+  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].launches, 1) << "rank " << k;
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].nccl_calls, 1) << "rank " << k;
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].staging, 65536) << "rank " << k;
+  }
+}
+
 // Staging bound, hand-derived: P -> S(1) of 4096x4096 f64 on gpu=2. Each rank holds a whole
 // 128 MiB term and packs both 4096x2048 column blocks for the reduce-scatter (128 MiB of staging,
 // at least kStagingBoundMin = 64 MiB), while its destination shard is 64 MiB (the result lands
@@ -330,6 +351,73 @@ TEST(TwoGpusPipeline, PlannerChunkedStepRunsInOrder) {
     EXPECT_EQ(counts[static_cast<std::size_t>(k)].chunks, std::vector<std::int64_t>(steps, 1)) << "rank " << k;
     EXPECT_EQ(counts[static_cast<std::size_t>(k)].nccl_calls, static_cast<std::int64_t>(steps)) << "rank " << k;
   }
+}
+
+// Folding local slices (host only). (R,P) -> (S0,S1) of 64x128 f32 on x=2,y=2: rank 2 (x=1, y=0)
+// first copies its rows 32..63 (source elements 4096..8191) into an intermediate of 4096
+// elements, then reduce-scatters them over y. Folded, the local step is empty, the reduce-scatter
+// reads the source itself with every source offset 4096 further on, and the intermediate is gone.
+TEST(FoldSlices, RowSliceBeforeReduceScatter_HandDerived) {
+  Mesh m = parse_mesh("x=2,y=2");
+  PlanRequest r{shard({64, 128}, m, {Replicate(), Partial()}), shard({64, 128}, m, {Shard(0), Shard(1)}), DType::F32};
+  const RankPlan plan = plan_rank(r, 2);
+  ASSERT_EQ(plan.steps.size(), 2u);
+  ASSERT_EQ(plan.steps[0].kind, StepKind::LocalCopy);
+  ASSERT_EQ(plan.steps[1].in, plan.steps[0].out);
+  ASSERT_EQ(plan.buffers[static_cast<std::size_t>(plan.steps[0].out)], 4096);
+  RankPlan f = plan;
+  fold_slices(f);
+  EXPECT_TRUE(f.steps[0].copies.empty());
+  EXPECT_EQ(f.steps[1].in, 0);
+  EXPECT_EQ(f.buffers[static_cast<std::size_t>(plan.steps[0].out)], 0);
+  ASSERT_EQ(f.steps[1].copies.size(), plan.steps[1].copies.size());
+  for (std::size_t i = 0; i < f.steps[1].copies.size(); ++i) {
+    EXPECT_EQ(f.steps[1].copies[i].src_offset, plan.steps[1].copies[i].src_offset + 4096);
+    EXPECT_EQ(f.steps[1].copies[i].dst_offset, plan.steps[1].copies[i].dst_offset);
+  }
+  ASSERT_EQ(f.steps[1].sends.size(), 1u);
+  for (std::size_t i = 0; i < f.steps[1].sends[0].boxes.size(); ++i)
+    EXPECT_EQ(f.steps[1].sends[0].boxes[i].src_offset, plan.steps[1].sends[0].boxes[i].src_offset + 4096);
+  EXPECT_EQ(f.steps[1].recvs, plan.steps[1].recvs);
+  // A column slice (R,P) -> (S1,S0) is strided: nothing folds.
+  PlanRequest c{shard({64, 128}, m, {Replicate(), Partial()}), shard({64, 128}, m, {Shard(1), Shard(0)}), DType::F32};
+  const RankPlan pc = plan_rank(c, 2);
+  RankPlan fc = pc;
+  fold_slices(fc);
+  EXPECT_EQ(fc.buffers, pc.buffers);
+  EXPECT_TRUE(fc.steps == pc.steps);
+}
+
+// Oracle: seeded random 2-D transitions (R, S0, S1, P on either axis) of random shapes, even and
+// uneven, on 2x2, 1x2 and 2x3 meshes. Every rank's plan folded and run by the host executor
+// gives the destination layout; some of them fold.
+TEST(FoldSlices, FoldedPlansMatchDestinationLayout_Random) {
+  std::mt19937 rng(20261122);
+  const char* meshes[] = {"x=2,y=2", "x=1,y=2", "x=2,y=3"};
+  const AxisPlacement choices[] = {Replicate(), Shard(0), Shard(1), Partial()};
+  int folded = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    Mesh m = parse_mesh(meshes[trial % 3]);
+    const std::vector<std::int64_t> shape{static_cast<std::int64_t>(1 + rng() % 13), static_cast<std::int64_t>(1 + rng() % 13)};
+    std::vector<AxisPlacement> from{choices[rng() % 4], choices[rng() % 4]}, to{choices[rng() % 3], choices[rng() % 3]};
+    if (trial % 4 == 0) from = {Replicate(), Partial()}, to = {Shard(0), Shard(1)};
+    PlanRequest r;
+    try {
+      r = PlanRequest{shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(from)),
+                      shard(std::span<const std::int64_t>(shape), m, std::span<const AxisPlacement>(to)), DType::F64};
+      check_request(r);
+    } catch (const Error&) {
+      continue;  // e.g. a dim sharded twice
+    }
+    Plan plan = plan_all(r);
+    for (auto& rp : plan.ranks) {
+      const RankPlan before = rp;
+      fold_slices(rp);
+      folded += rp.buffers != before.buffers || rp.steps != before.steps;
+    }
+    EXPECT_EQ(verify(r, simulate(plan)), "") << to_string(plan);
+  }
+  EXPECT_GT(folded, 0);
 }
 
 // Padding, hand-derived (host only). An uneven S(1) shard of 5 rows x 2047 columns stored with a

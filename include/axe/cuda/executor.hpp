@@ -106,6 +106,13 @@ class NcclComm;
 // nullopt when the whole buffer is to be padded. Exposed for tests.
 std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std::vector<const Transfer*>& writes);
 
+// The executor runs each plan with its local slices folded into the step that reads them: a local
+// step that copies one contiguous range of its input whole into an intermediate buffer read only
+// by the next step is emptied, the next step reads the range from the input itself (source
+// offsets shifted), and the intermediate's size becomes 0. Steps keep their number and kind.
+// Public for tests.
+void fold_slices(RankPlan& plan);
+
 class CudaExecutor {
  public:
   // `comm` may be null: then only plans without messages run (local copies and fills).
