@@ -3,7 +3,10 @@
 // unpack rows run on the box kernel; rows marked "engines" run the same boxes through the copy
 // engines (cudaMemcpy2DAsync), where they qualify.
 //
-//   kernel_bench [--json FILE] [--mib N]
+//   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N]
+//
+// --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
+// regex:"box_kernel|transpose_kernel" ... kernel_bench --iters 1 --warmup 0).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
 // pack/unpack >= 85% of the copy when the innermost contiguous run is >= 64 bytes; the 2-D
@@ -32,13 +35,15 @@ struct Row {
   double ms, memcpy_ms;
 };
 
+int g_iters = 30, g_warmup = 5;  // timed runs (median) and untimed warm-ups per row
+
 double median_ms(const std::function<void()>& f, cudaStream_t s) {
   cudaEvent_t a, b;
   AXE_CUDA_CHECK(cudaEventCreate(&a));
   AXE_CUDA_CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; ++i) f();
+  for (int i = 0; i < g_warmup; ++i) f();
   std::vector<float> t;
-  for (int i = 0; i < 30; ++i) {
+  for (int i = 0; i < g_iters; ++i) {
     AXE_CUDA_CHECK(cudaEventRecord(a, s));
     f();
     AXE_CUDA_CHECK(cudaEventRecord(b, s));
@@ -61,6 +66,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) g_iters = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) g_warmup = std::max(0, std::atoi(argv[++i]));
   }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
