@@ -531,7 +531,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
           u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
       }
       BoxList c = BoxList::copy(s.copies, dt);
-      if (big_local && ps.count > 0) {  // the own block goes straight from in to out meanwhile
+      if (big_local && ps.count > 0 && g.size() == 2) {  // the own block goes from in to out meanwhile
         ps.local = std::move(c);
         ps.overlap = true;
       } else {
@@ -615,7 +615,13 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
       }
     }
     ps.recv_elems = pos;
-    ps.overlap = big_local && (!ps.sends.empty() || !ps.recvs.empty());
+    // Overlap only with one peer, as for all-gathers: a copy beside an exchange with several
+    // peers slows it (see "Overlap" in executor.hpp).
+    std::vector<std::int64_t> peers;
+    for (const auto& m : ps.sends) peers.push_back(m.peer);
+    for (const auto& m : ps.recvs) peers.push_back(m.peer);
+    std::sort(peers.begin(), peers.end());
+    ps.overlap = big_local && !peers.empty() && std::unique(peers.begin(), peers.end()) - peers.begin() == 1;
     for (const auto& c : s.copies) {
       if (!s.reduce && is_transpose(c)) {
         ps.transposes.push_back(c);

@@ -21,15 +21,18 @@
 //   in term order: term 0 writes, later terms combine with the step's op, the last divides for
 //   avg). A local copy that transposes (one mode contiguous in the source, another in the
 //   destination) runs through the swizzled shared-memory transpose instead.
-// Overlap: a step with a transfer whose local copies (own block of an all-gather received into
-// staging, local boxes of an all-to-all / send-recv; never a reducing step) move at least
-// overlap_min bytes (AXE_OVERLAP_MIN, default 2 MiB; 0: never) runs them, and its local
-// transposes, on a side stream forked after the step's pack (just before the NCCL call) and
-// joined before the step ends, so they proceed while NCCL moves the messages. Example:
-// S(1) -> R of 8192x8192 f32 on 2 GPUs: each rank copies its own 8192x4096 block into its
-// columns of the destination (128 MiB) during the all-gather, and after it only unpacks the
-// peer's block. Not in pipelined steps. Large boxes of any copy may go to the copy engines
-// (kernels.hpp, CopyEnginePolicy).
+// Overlap: a step with a transfer to and from one peer whose local copies (own block of an
+// all-gather of 2 members received into staging, local boxes of a send/recv step with one peer;
+// never a reducing step) move at least overlap_min bytes (AXE_OVERLAP_MIN, default 2 MiB; 0:
+// never) runs them, and its local transposes, on a side stream forked after the step's pack (just
+// before the NCCL call) and joined before the step ends, so they proceed while NCCL moves the
+// messages. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs: each rank copies its own 8192x4096
+// block into its columns of the destination (128 MiB) during the all-gather, and after it only
+// unpacks the peer's block. Not in pipelined steps, and not with several peers: on 4 H200s the
+// copy slowed the all-to-all of S0->S1 (1 GiB: 0.92 ms overlapped, 0.79 ms after it) and, by
+// 1-3 %, the all-gathers of S1->R and (S0,S1)->(R,R), while with one peer (2 GPUs) it paid (S1->R
+// 1.28-1.31x -> 1.24-1.26x the bound, S0->S1 1.28-1.32x -> 1.22-1.26x). Large boxes of any copy
+// may go to the copy engines (kernels.hpp, CopyEnginePolicy).
 // Only what must move is moved (decided once per plan, at prepare time):
 //   - padding: before the steps, only the elements of each written buffer that no step's fill,
 //     copy or received box writes are set to NaN (0 for integers), as 1-D runs (runs of equal
