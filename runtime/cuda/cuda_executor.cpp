@@ -105,8 +105,6 @@ std::optional<Run> contiguous_run(const std::vector<Transfer>& boxes) {
   return r;
 }
 
-
-
 }  // namespace
 
 namespace {

@@ -30,7 +30,7 @@
 // block into its columns of the destination (128 MiB) during the all-gather, and after it only
 // unpacks the peer's block. Not in pipelined steps, and not with several peers: on 4 H200s the
 // copy slowed the all-to-all of S0->S1 (1 GiB: 0.92 ms overlapped, 0.79 ms after it) and, by
-// 1-3 %, the all-gathers of S1->R and (S0,S1)->(R,R), while with one peer (2 GPUs) it paid (S1->R
+// up to 3 %, the all-gathers of S1->R and (S0,S1)->(R,R), while with one peer (2 GPUs) it paid (S1->R
 // 1.28-1.31x -> 1.24-1.26x the bound, S0->S1 1.28-1.32x -> 1.22-1.26x). Large boxes of any copy
 // may go to the copy engines (kernels.hpp, CopyEnginePolicy).
 // Only what must move is moved (decided once per plan, at prepare time):
@@ -48,7 +48,15 @@
 //     copy is the rank's own block, NCCL writes the output directly (out-of-place from the
 //     source, or packed into the own slot and in place). All-reduce with a non-contiguous term
 //     packs into the output and reduces in place. The source buffer is never written.
+//   - local slices folded (fold_slices below): a local step that only cuts a contiguous range
+//     out of its input for the next step is dropped; the next step reads the input itself.
 // So S(0)->R, P->R and P->S(0) with contiguous blocks are one NCCL call and no kernel.
+// Unequal blocks (uneven dims): an all-gather whose blocks differ in size runs as one
+// ncclAllGather into slots of the largest block rounded up to 256 bytes, in staging, then an
+// unpack, when that padding is at most an eighth of the data (else grouped send/recv). Example:
+// S(0)->R of 65537x4095 f32 on 4 GPUs: blocks of 16385, 16385, 16385 and 16382 rows, slots of
+// 67096576 elements; 3.2 ms at 1 GiB, where grouped send/recv took 4.9 ms and an all-gather of
+// the unaligned blocks themselves 4.1 ms.
 // Pipelining (opt-in, AXE_PIPELINE_CHUNKS > 1): a step whose pack and unpack kernels move at
 // least AXE_PIPELINE_MIN_BYTES on some rank (all-gather, reduce-scatter, point-to-point steps without reduction) runs as chunks
 // (split_step: chunk c moves elements [c*M/K, (c+1)*M/K) of every message), on three streams:
@@ -66,10 +74,11 @@
 // Staging bound (always on): a step whose staging (packed sends + receive region) is larger than
 // the destination's local size, and at least kStagingBoundMin (64 MiB), is split the same way into
 // K = 2 * ceil(staging / destination) chunks (at most 16), whose two staging slots then fit in
-// the destination. Below 64 MiB chunking costs more time than the memory is worth: P -> S(1) of
-// 16 MiB on 4 H200s took 2.4-2.6x the raw reduce-scatter in 8 chunks of 2 MiB. The slot padding
-// of an all-gather of unequal blocks (a few rows) does not count as staging here. Example: P -> S(1) of 1 GiB f32 on 2 GPUs packs both 512 MiB blocks for the
+// the destination. Example: P -> S(1) of 1 GiB f32 on 2 GPUs packs both 512 MiB blocks for the
 // reduce-scatter (1 GiB of staging for a 512 MiB destination): 4 chunks, 2 x 256 MiB of staging.
+// Below 64 MiB chunking costs more time than the memory is worth: P -> S(1) of 16 MiB on 4 H200s
+// took 2.4-2.6x the raw reduce-scatter in 8 chunks of 2 MiB. The slot padding of an all-gather of
+// unequal blocks (a few rows) does not count as staging here.
 // Plan time (first execute of a plan, cached by plan) has two parts:
 //   prepare_local(): descriptor tables built and uploaded, staging allocated once (intermediate
 //     buffers plus the largest step's send + receive bytes), the shape checks above. Local.
