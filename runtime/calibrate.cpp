@@ -73,7 +73,6 @@ CostModel::Coeffs fit_alpha_beta(std::span<const FitPoint> points) {
 
 namespace {
 
-
 // " + R[(e,..):(1@a,..)]" over the mesh axes outside the group, "" when none.
 std::string replicas_outside(const Mesh& mesh, const std::vector<bool>& in) {
   std::string ext, str;

@@ -5,8 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <map>
+#include <optional>
 
 namespace axe {
 
@@ -277,6 +277,7 @@ struct Prepared {
   DType dtype = DType::F32;
   std::string text;
   std::shared_ptr<const RankPlan> plan;
+  std::optional<ContiguousRun> view;  // view_run(*plan)
 };
 
 const Prepared* find_prepared(const Runtime& rt, const DistLayout& from, const DistLayout& to, DType dtype,
@@ -296,42 +297,22 @@ const Prepared* find_prepared(const Runtime& rt, const DistLayout& from, const D
 
 namespace {
 
-// The element offset in the source at which this rank's destination is one contiguous range, when
-// its plan is exactly that: one local-copy step of one contiguous run covering the whole
-// destination (no fills, no messages, no padding). A rank that neither holds nor sends anything
-// views trivially (0).
-std::optional<std::int64_t> view_offset(const RankPlan& plan, std::size_t source_bytes) {
+// This rank's destination as one contiguous range of its source, when its plan is exactly that:
+// one local-copy step whose copies, in destination order, form one contiguous run covering the
+// whole destination (no fills, no messages, no padding). A rank that neither holds nor sends
+// anything views trivially (an empty run). Computed once per memoized request.
+std::optional<ContiguousRun> view_run(const RankPlan& plan) {
   for (const Step& s : plan.steps)
     if (!s.sends.empty() || !s.recvs.empty()) return std::nullopt;
-  if (plan.buffers.empty() || plan.buffers.back() == 0) return 0;
+  if (plan.buffers.empty() || plan.buffers.back() == 0) return ContiguousRun{};
   if (plan.steps.size() != 1 || plan.buffers.size() != 2) return std::nullopt;
   const Step& s = plan.steps[0];
   if (s.kind != StepKind::LocalCopy || s.reduce || !s.fills.empty()) return std::nullopt;
-  // The copies, in destination order, must each be a contiguous run continuing the previous one
-  // on both sides, starting at destination 0 and ending at the destination's last element.
-  std::vector<const Transfer*> boxes;
-  for (const auto& c : s.copies) boxes.push_back(&c);
-  std::sort(boxes.begin(), boxes.end(), [](const Transfer* a, const Transfer* b) { return a->dst_offset < b->dst_offset; });
-  std::int64_t src = -1, dst = 0;
-  for (const Transfer* t : boxes) {
-    // row-major contiguity of the box on both sides (extent-1 modes ignored)
-    std::int64_t want = 1, n = 1;
-    for (std::size_t k = t->extents.size(); k-- > 0;) {
-      if (t->extents[k] == 1) continue;
-      if (t->src_strides[k] != want || t->dst_strides[k] != want) return std::nullopt;
-      want *= t->extents[k];
-    }
-    for (auto e : t->extents) n *= e;
-    if (n == 0) continue;
-    if (t->dst_offset != dst || (src >= 0 && t->src_offset != src)) return std::nullopt;
-    if (src < 0) src = t->src_offset;
-    src += n;
-    dst += n;
-  }
-  if (dst != plan.buffers.back() || src < 0) return std::nullopt;
-  const std::int64_t base = src - dst;
-  if (static_cast<std::size_t>(src * size_of(plan.dtype)) > source_bytes) return std::nullopt;
-  return base;
+  std::vector<Transfer> boxes = s.copies;
+  std::sort(boxes.begin(), boxes.end(), [](const Transfer& a, const Transfer& b) { return a.dst_offset < b.dst_offset; });
+  auto run = contiguous_run(boxes);
+  if (!run || run->dst != 0 || run->n != plan.buffers.back()) return std::nullopt;
+  return run;
 }
 
 }  // namespace
@@ -341,9 +322,11 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   thread_local std::vector<Prepared> memo;
   std::string text, err;
   std::shared_ptr<const RankPlan> plan;
+  std::optional<ContiguousRun> run;
   if (const Prepared* hit = find_prepared(rt, layout_, to, dtype_, memo)) {
     text = hit->text;
     plan = hit->plan;
+    run = hit->view;
   } else {
     PlanRequest req{layout_, to, dtype_};
     text = request_text(req);
@@ -357,13 +340,15 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
       }
     }
     if (err.empty()) {
+      run = view_run(*plan);
       if (memo.size() >= 16) memo.pop_back();
-      memo.insert(memo.begin(), Prepared{&rt, rt.cost_model_version(), layout_, to, dtype_, text, plan});
+      memo.insert(memo.begin(), Prepared{&rt, rt.cost_model_version(), layout_, to, dtype_, text, plan, run});
     }
   }
   // A view where one suffices: when on every rank the destination is one contiguous range of the
   // source (R -> S(0), (R,R) -> (S(0),R), ...), the result aliases the source and nothing moves.
-  const std::optional<std::int64_t> view = err.empty() ? view_offset(*plan, buffer_->bytes()) : std::nullopt;
+  const auto es = static_cast<std::size_t>(size_of(dtype_));
+  const bool view = err.empty() && run && static_cast<std::size_t>(run->src + run->n) * es <= buffer_->bytes();
   // The plan writes every element of the destination (padding included): no zero fill. Allocated
   // before the agreement even when this rank could take a view (another rank may not: then this
   // one runs the plan too, and an allocation failure must be known to every rank in the agreement).
@@ -378,9 +363,8 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   rt.agree("DistTensor::redistribute", err, fingerprint(text), text, std::span<std::uint64_t>(flags));
   const std::uint64_t prepares = flags[0];
   if (flags[1] == 0) {  // every rank views its source
-    const auto es = static_cast<std::size_t>(size_of(dtype_));
     DistTensor t(rt, to, dtype_,
-                 std::make_shared<BufferSlice>(buffer_, static_cast<std::size_t>(*view) * es,
+                 std::make_shared<BufferSlice>(buffer_, static_cast<std::size_t>(run->src) * es,
                                                static_cast<std::size_t>(local_count(to, rt.rank())) * es));
     t.plan_text_ = text + " (a view of the source: no copy)";
     t.pending_ = pending_;  // what the source's own pending work reads

@@ -232,6 +232,16 @@ struct Transfer {
 };
 std::string to_string(const Transfer& t);  // "(16,32) src 64+(128,1) dst 512+(32,1)"
 
+// The boxes as one contiguous range on both sides: each box's modes (extent-1 modes ignored) are
+// row-major contiguous in source and destination, and, in the given order, each box continues
+// where the previous one ended on both sides (empty boxes are skipped). nullopt when they are
+// not, or hold no element. Example: {(4,8) src 32+(8,1) dst 0+(8,1)}, {(2,8) src 64+(8,1) dst
+// 32+(8,1)} -> src 32, dst 0, n 48.
+struct ContiguousRun {
+  std::int64_t src = 0, dst = 0, n = 0;
+};
+std::optional<ContiguousRun> contiguous_run(const std::vector<Transfer>& boxes);
+
 struct Message {
   std::int64_t peer = 0;
   std::vector<Transfer> boxes;  // packed back to back in this order

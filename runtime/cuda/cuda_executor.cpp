@@ -84,27 +84,6 @@ std::optional<Run> contiguous_run(const BoxList& l) {
   return r;
 }
 
-// contiguous_run on plain boxes (host only, no BoxList): each box's modes, extent-1 modes
-// dropped, are row-major contiguous on both sides, and each box continues the previous one.
-std::optional<Run> contiguous_run(const std::vector<Transfer>& boxes) {
-  std::optional<Run> r;
-  for (const auto& t : boxes) {
-    std::int64_t n = 1;
-    for (std::size_t k = t.extents.size(); k-- > 0;) {
-      if (t.extents[k] == 1) continue;
-      if (t.src_strides[k] != n || t.dst_strides[k] != n) return std::nullopt;
-      n *= t.extents[k];
-    }
-    if (n <= 0) continue;
-    if (!r)
-      r = Run{t.src_offset, t.dst_offset, 0};
-    else if (t.src_offset != r->src + r->n || t.dst_offset != r->dst + r->n)
-      return std::nullopt;
-    r->n += n;
-  }
-  return r;
-}
-
 }  // namespace
 
 namespace {
@@ -285,7 +264,7 @@ void fold_slices(RankPlan& pl) {
     for (std::size_t k = 0; k < pl.steps.size() && alone; ++k)
       if (k != i && k != i + 1) alone = pl.steps[k].in != b && pl.steps[k].out != b;
     if (!alone) continue;
-    const auto run = contiguous_run(s.copies);
+    const auto run = axe::contiguous_run(s.copies);
     if (!run || run->dst != 0 || run->n != pl.buffers[static_cast<std::size_t>(b)]) continue;
     auto shift = [&](std::vector<Transfer>& boxes) {
       for (auto& t : boxes) t.src_offset += run->src;

@@ -32,6 +32,26 @@ std::int64_t Transfer::elements() const {
   return n;
 }
 
+std::optional<ContiguousRun> contiguous_run(const std::vector<Transfer>& boxes) {
+  std::optional<ContiguousRun> r;
+  for (const auto& t : boxes) {
+    const std::int64_t n = t.elements();
+    if (n == 0) continue;
+    std::int64_t want = 1;
+    for (std::size_t k = t.extents.size(); k-- > 0;) {
+      if (t.extents[k] == 1) continue;
+      if (t.src_strides[k] != want || t.dst_strides[k] != want) return std::nullopt;
+      want *= t.extents[k];
+    }
+    if (!r)
+      r = ContiguousRun{t.src_offset, t.dst_offset, 0};
+    else if (t.src_offset != r->src + r->n || t.dst_offset != r->dst + r->n)
+      return std::nullopt;
+    r->n += n;
+  }
+  return r;
+}
+
 std::int64_t Message::elements() const {
   std::int64_t n = 0;
   for (const auto& b : boxes) n += b.elements();

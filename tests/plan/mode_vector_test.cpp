@@ -124,5 +124,26 @@ TEST(ModeVector, MutatorsAsOnStdVector) {
   EXPECT_GT(big.capacity(), ModeVector::inline_capacity);
 }
 
+// contiguous_run, hand-derived: rows 4..7 then 8..9 of an 8-wide source (elements 32..79) into
+// elements 0..47 of the destination, as two boxes, are one run: src 32, dst 0, n 48. An empty box
+// between them is skipped; a gap, a strided box or a second box out of order is no run.
+TEST(ContiguousRun, RowBlocksJoin_HandDerived) {
+  const Transfer a{{4, 8}, 32, {8, 1}, 0, {8, 1}, 0}, b{{2, 8}, 64, {8, 1}, 32, {8, 1}, 0};
+  const Transfer empty{{0, 8}, 7, {8, 1}, 3, {8, 1}, 0};
+  auto r = contiguous_run({a, empty, b});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->src, 32);
+  EXPECT_EQ(r->dst, 0);
+  EXPECT_EQ(r->n, 48);
+  EXPECT_FALSE(contiguous_run({b, a}).has_value());                                     // out of order
+  EXPECT_FALSE(contiguous_run({a, Transfer{{2, 8}, 72, {8, 1}, 32, {8, 1}, 0}}).has_value());  // source gap
+  EXPECT_FALSE(contiguous_run({Transfer{{4, 4}, 0, {8, 1}, 0, {4, 1}, 0}}).has_value());     // strided source
+  EXPECT_FALSE(contiguous_run({empty}).has_value());                                    // no element
+  // extent-1 modes do not count: a (1, 8) box with any outer stride is a run of 8
+  r = contiguous_run({Transfer{{1, 8}, 5, {999, 1}, 9, {-3, 1}, 0}});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->n, 8);
+}
+
 }  // namespace
 }  // namespace axe
