@@ -724,19 +724,6 @@ struct TDesc {
   long long bext[kMaxModes], bsst[kMaxModes], bdst[kMaxModes];
 };
 
-// tile[r][swizzle(r, c)] with swizzle = c XOR f(r): a warp writes 32 consecutive c of one row,
-// or reads one column c over 32 consecutive rows r, and must touch 32 distinct 4-byte banks.
-//   4- and 8-byte T: f(r) = r mod 32         -> bank (c ^ r) mod 32 (8-byte: per half-warp)
-//   2-byte T (row of 64 = 32 banks): f(r) = (r mod 32) << 1 -> word (c >> 1) ^ r
-//   1-byte T (row of 64 = 16 banks): f(r) = ((r >> 1) mod 16) << 2 -> bank 16 (r & 1) + ((c >> 2) ^ (r >> 1))
-// f(r) < 64, so the XOR permutes each row: no padding, and the same function on both sides.
-template <class T>
-__device__ __forceinline__ int swizzle(int r, int c) {
-  if constexpr (sizeof(T) == 2) return c ^ ((r & 31) << 1);
-  else if constexpr (sizeof(T) == 1) return c ^ (((r >> 1) & 15) << 2);
-  else return c ^ (r & 31);
-}
-
 // Each thread loads kTile^2 / 256 elements before the barrier, so many loads are in flight.
 template <class T, int kTile>
 __global__ void __launch_bounds__(32 * kRows) transpose_kernel(TDesc d, const T* __restrict__ src,
@@ -761,7 +748,8 @@ __global__ void __launch_bounds__(32 * kRows) transpose_kernel(TDesc d, const T*
         for (int i = 0; i < kTile; i += 32) {
           const int r = ty + j, c = tx + i;  // r: b within the tile, c: a
           const long long a = a0 + c, b = b0 + r;
-          if (full || (a < d.A && b < d.B)) tile[r][swizzle<T>(r, c)] = src[so + a * d.sa + b * d.sb];
+          if (full || (a < d.A && b < d.B))
+            tile[r][transpose_swizzle(sizeof(T), r, c)] = src[so + a * d.sa + b * d.sb];
         }
       }
       __syncthreads();
@@ -771,7 +759,8 @@ __global__ void __launch_bounds__(32 * kRows) transpose_kernel(TDesc d, const T*
         for (int i = 0; i < kTile; i += 32) {
           const int c = ty + j, r = tx + i;  // c: a within the tile, r: b
           const long long a = a0 + c, b = b0 + r;
-          if (full || (a < d.A && b < d.B)) dst[dof + a * d.da + b * d.db] = tile[r][swizzle<T>(r, c)];
+          if (full || (a < d.A && b < d.B))
+            dst[dof + a * d.da + b * d.db] = tile[r][transpose_swizzle(sizeof(T), r, c)];
         }
       }
       __syncthreads();
@@ -839,10 +828,10 @@ void transform(const Transfer& box, DType dtype, const void* src, void* dst, cud
     ++d.nb;
   }
   switch (size_of(dtype)) {
-    case 1: launch_transpose<unsigned char, 64>(d, src, dst, stream); break;
-    case 2: launch_transpose<unsigned short, 64>(d, src, dst, stream); break;
-    case 4: launch_transpose<unsigned int, 64>(d, src, dst, stream); break;
-    default: launch_transpose<unsigned long long, 32>(d, src, dst, stream); break;
+    case 1: launch_transpose<unsigned char, transpose_tile(1)>(d, src, dst, stream); break;
+    case 2: launch_transpose<unsigned short, transpose_tile(2)>(d, src, dst, stream); break;
+    case 4: launch_transpose<unsigned int, transpose_tile(4)>(d, src, dst, stream); break;
+    default: launch_transpose<unsigned long long, transpose_tile(8)>(d, src, dst, stream); break;
   }
   AXE_CUDA_CHECK(cudaGetLastError());
 }

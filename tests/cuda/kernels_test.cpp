@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "axe/cuda/kernels.hpp"
 #include "axe/executor.hpp"
@@ -514,6 +516,49 @@ TEST_P(Kernels, Fill_SetsEveryBoxElementAndNothingElse) {
 }
 
 // ---- transform (swizzled transpose) ----------------------------------------------------------
+
+// The transpose's tile swizzle, brute force over every warp access of the kernel (blocks of 32 x
+// 8 threads: the store of row r = ty + j, columns tx + i; the load of column c = ty + j, rows
+// tx + i): each row is permuted (no two elements share a slot), and within one access (a
+// half-warp for 8-byte elements, which the hardware serves in two) no 4-byte bank holds two
+// different words, so every access takes the ideal number of wavefronts.
+TEST(Transpose, SwizzledTileIsAPermutationAndBankConflictFree_BruteForce) {
+  for (int es : {1, 2, 4, 8}) {
+    const int tile = transpose_tile(es);
+    for (int r = 0; r < tile; ++r) {
+      std::vector<int> seen(static_cast<std::size_t>(tile), 0);
+      for (int c = 0; c < tile; ++c) {
+        const int col = transpose_swizzle(es, r, c);
+        ASSERT_TRUE(col >= 0 && col < tile && !seen[static_cast<std::size_t>(col)]++)
+            << es << "-byte row " << r << " column " << c;
+      }
+    }
+    // 4-byte words touched by thread tx reading/writing element (r, c)
+    auto words = [&](int r, int c) {
+      const int byte = (r * tile + transpose_swizzle(es, r, c)) * es;
+      std::vector<int> w;
+      for (int b = byte / 4; b <= (byte + es - 1) / 4; ++b) w.push_back(b);
+      return w;
+    };
+    const int group = es == 8 ? 16 : 32;  // threads served together
+    for (int phase = 0; phase < 2; ++phase)
+      for (int ty = 0; ty < 8; ++ty)
+        for (int j = 0; j < tile; j += 8)
+          for (int i = 0; i < tile; i += 32)
+            for (int g = 0; g < 32; g += group) {
+              std::map<int, std::set<int>> bank_words;
+              for (int tx = g; tx < g + group; ++tx) {
+                const int r = phase == 0 ? ty + j : tx + i, c = phase == 0 ? tx + i : ty + j;
+                for (int w : words(r, c)) bank_words[w % 32].insert(w);
+              }
+              for (const auto& [bank, ws] : bank_words)
+                ASSERT_EQ(ws.size(), 1u)
+                    << es << "-byte " << (phase == 0 ? "store of row " : "load of column ")
+                    << ty + j << ", i " << i << ", threads " << g << ".." << g + group - 1
+                    << ": bank " << bank << " holds " << ws.size() << " words";
+            }
+  }
+}
 
 TEST_P(Kernels, Transform_TransposeMatchesHost) {
   AXE_REQUIRE_GPUS(1);
