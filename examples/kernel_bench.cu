@@ -1,7 +1,8 @@
 // kernel_bench: pack / unpack / transpose bandwidth against cudaMemcpy device-to-device on the
 // same bytes, in the same process (CUDA events, median of 30 runs after 5 warm-ups). Pack and
-// unpack rows run on the box kernel; rows marked "engines" run the same boxes through the copy
-// engines (cudaMemcpy2DAsync), where they qualify.
+// unpack rows run on the kernels (realigned rows where copy_boxes takes them: kernels.hpp);
+// rows marked "unit" run the same boxes on the box kernel alone (realigned rows off), rows
+// marked "engines" through the copy engines (cudaMemcpy2DAsync), where they qualify.
 //
 //   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N]
 //
@@ -89,12 +90,18 @@ int main(int argc, char** argv) {
     return median_ms([&] { AXE_CUDA_CHECK(cudaMemcpyAsync(b, a, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, s)); }, s);
   };
 
-  // copy_boxes with the box kernel only (copy engines off), and, where the box qualifies, with
-  // the copy engines (cudaMemcpy2DAsync; kernels.hpp, CopyEnginePolicy).
-  const CopyEnginePolicy off{0, 1}, any{1, 17};
+  // copy_boxes on the kernels only (copy engines off); where it has realigned rows, also on the
+  // box kernel alone; and, where the box qualifies, on the copy engines (cudaMemcpy2DAsync;
+  // kernels.hpp, CopyEnginePolicy).
+  const CopyEnginePolicy off{0, 1}, unit{0, 1, 0}, any{1, 17};
   auto both = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc) {
     const CopyEnginePolicy old = set_copy_engine_policy(off);
     rows.push_back({name, double(l.elements() * size_of(l.dtype())), median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
+    if (!realigned_rows(l, off).empty()) {
+      set_copy_engine_policy(unit);
+      rows.push_back({name + " unit", double(l.elements() * size_of(l.dtype())),
+                      median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
+    }
     if (!engine_copies(l, any).empty()) {
       std::fprintf(stderr, "kernel_bench: %s on the copy engines\n", name.c_str());
       set_copy_engine_policy(any);
@@ -114,12 +121,21 @@ int main(int argc, char** argv) {
     both("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc);
   }
   // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
-  // aligned address (the kernel falls back to 2-byte units), and of 2047 f32 (4-byte units).
+  // aligned address (2-byte units for the box kernel alone), and of 2047 f32 (4-byte units); the
+  // same rows unpacked into rows of 4095 one element past an aligned address; rows of 4088 out of
+  // 4096 copied into rows of 4095 (an uneven S(1) destination).
   for (DType dt : {DType::BF16, DType::F32}) {
     const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
     Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
-    both("pack " + std::string(to_string(dt)) + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b,
+    const std::string n = std::string(to_string(dt));
+    both("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b,
          memcpy_ms(nrun * re * es));
+    Transfer u{{nrun, re}, 0, {re, 1}, 1, {4095, 1}, 0};
+    both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a,
+         memcpy_ms(nrun * re * es));
+    Transfer c{{nrun, 4088}, 0, {4096, 1}, 1, {4095, 1}, 0};
+    both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b,
+         memcpy_ms(nrun * 4088 * es));
   }
   // 8 modes (nothing mergeable), innermost run 64 B, and a step of 64 messages in one launch.
   {

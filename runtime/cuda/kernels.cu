@@ -6,7 +6,9 @@
 // binary search over the chunk prefix sums. Inside a chunk, thread t handles units t, t + 256,
 // t + 512, t + 768: consecutive threads touch consecutive units of the innermost run, so a warp
 // reads 512 contiguous bytes when the run allows it, and each thread has four loads in flight
-// before its first store.
+// before its first store. Rows the box kernel could only move in units of 1, 2 or 4 bytes (odd
+// lengths, pitches or offsets) go through a second kernel over the same chunk scheme, whose unit
+// is a 16-byte slot of the destination row (row_kernel below).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -53,6 +55,24 @@ struct Desc {
   int source;  // 0: src, 1: src2
 };
 static_assert(sizeof(Desc) % 8 == 0);
+
+// A box of the realigned-row kernel: rows of `run` bytes, each `slots` 16-byte slots of the
+// destination (the slots its row touches, at most (run + 30) / 16), over the outer modes.
+struct RDesc {
+  long long ext[kMaxModes];  // outer modes, outermost first
+  long long sst[kMaxModes];  // strides in bytes
+  long long dst[kMaxModes];
+  long long soff, doff;  // bytes
+  long long run;         // bytes per row
+  long long slots;       // slots per row
+  long long units;       // rows * slots
+  long long chunk_begin;
+  int rank;    // outer modes (0: one row)
+  int small;   // units fit 32 bits
+  int source;  // 0: src, 1: src2
+  int pad_;
+};
+static_assert(sizeof(RDesc) % 8 == 0);
 
 // ---- host side: merging modes and choosing units --------------------------------------------
 
@@ -142,6 +162,34 @@ Desc make_desc(const Transfer& t, std::int64_t es, int cap, long long chunk_begi
   return d;
 }
 
+// True when copy_boxes moves merged box `t` through the realigned-row kernel (kernels.hpp).
+bool realigns(const Transfer& t, std::int64_t es, const CopyEnginePolicy& policy) {
+  const std::size_t r = t.extents.size();
+  return policy.realign_min_row > 0 && t.src_strides[r - 1] == 1 && t.dst_strides[r - 1] == 1 &&
+         t.extents[r - 1] * es >= policy.realign_min_row && unit_log2(t, es, 16) <= 2;
+}
+
+RDesc make_rdesc(const Transfer& t, std::int64_t es, long long chunk_begin) {
+  RDesc d{};
+  const int r = static_cast<int>(t.extents.size());
+  d.rank = r - 1;
+  long long rows = 1;
+  for (int k = 0; k + 1 < r; ++k) {
+    d.ext[k] = t.extents[k];
+    d.sst[k] = t.src_strides[k] * es;
+    d.dst[k] = t.dst_strides[k] * es;
+    rows *= t.extents[k];
+  }
+  d.soff = t.src_offset * es;
+  d.doff = t.dst_offset * es;
+  d.run = t.extents[r - 1] * es;
+  d.slots = (d.run + 30) / 16;
+  d.units = rows * d.slots;
+  d.chunk_begin = chunk_begin;
+  d.small = d.units < (1ll << 31) ? 1 : 0;
+  return d;
+}
+
 }  // namespace
 
 struct BoxList::Tables {
@@ -150,8 +198,9 @@ struct BoxList::Tables {
     void* dev = nullptr;
     void* host = nullptr;
     std::int64_t chunks = 0;
+    int modes = 0;
   };
-  std::map<int, Entry> by_align;
+  std::map<int, Entry> by_align;         // key 0: the realigned-row table (row_device)
   CopyEnginePolicy split_policy{-1, 0};  // the policy `split` was computed for (none yet)
   BoxList::Split split;
   ~Tables() {
@@ -233,32 +282,53 @@ std::int64_t BoxList::elements() const {
   return n;
 }
 
-BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
-  if (!tables_) return {};
-  std::lock_guard<std::mutex> g(tables_->mu);
-  auto it = tables_->by_align.find(align);
-  if (it == tables_->by_align.end()) {
-    const std::int64_t es = size_of(dtype_);
-    std::vector<Desc> ds;
+namespace {
+
+// The table under `key`, built by make(box, element size, first chunk) per box on first use.
+template <class D, class Map, class Make>
+BoxList::Device cached_table(Map& tables, int key, const std::vector<Transfer>& boxes,
+                             const std::vector<int>& source, std::int64_t es, cudaStream_t stream,
+                             const Make& make) {
+  auto it = tables.find(key);
+  if (it == tables.end()) {
+    std::vector<D> ds;
     long long chunks = 0;
-    for (std::size_t i = 0; i < boxes_.size(); ++i) {
-      const auto& b = boxes_[i];
-      ds.push_back(make_desc(b, es, align, chunks));
-      ds.back().source = source_[i];
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      ds.push_back(make(boxes[i], es, chunks));
+      ds.back().source = source[i];
       chunks += (ds.back().units + kChunk - 1) / kChunk;
     }
-    Tables::Entry e;
+    typename Map::mapped_type e;
     e.chunks = chunks;
-    const std::size_t bytes = ds.size() * sizeof(Desc);
+    for (const auto& b : boxes) e.modes = std::max(e.modes, static_cast<int>(b.extents.size()));
+    const std::size_t bytes = ds.size() * sizeof(D);
     if (bytes) {
       AXE_CUDA_CHECK(cudaMallocHost(&e.host, bytes));
       std::memcpy(e.host, ds.data(), bytes);
       AXE_CUDA_CHECK(cudaMalloc(&e.dev, bytes));
       AXE_CUDA_CHECK(cudaMemcpyAsync(e.dev, e.host, bytes, cudaMemcpyHostToDevice, stream));
     }
-    it = tables_->by_align.emplace(align, e).first;
+    it = tables.emplace(key, e).first;
   }
-  return {it->second.dev, it->second.chunks, static_cast<int>(boxes_.size())};
+  return {it->second.dev, it->second.chunks, static_cast<int>(boxes.size()), it->second.modes};
+}
+
+}  // namespace
+
+BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
+  if (!tables_) return {};
+  std::lock_guard<std::mutex> g(tables_->mu);
+  return cached_table<Desc>(tables_->by_align, align, boxes_, source_, size_of(dtype_), stream,
+                            [align](const Transfer& b, std::int64_t es, long long chunks) {
+                              return make_desc(b, es, align, chunks);
+                            });
+}
+
+BoxList::Device BoxList::row_device(cudaStream_t stream) const {
+  if (!tables_) return {};
+  std::lock_guard<std::mutex> g(tables_->mu);
+  return cached_table<RDesc>(tables_->by_align, 0, boxes_, source_, size_of(dtype_), stream,
+                             make_rdesc);
 }
 
 // ---- copy engines ----------------------------------------------------------------------------
@@ -275,6 +345,8 @@ CopyEnginePolicy env_policy() {
       fail(std::string("AXE_COPY_ENGINE_UNIT: '") + v + "' is not an integer in 1..17");
     p.unit_below = static_cast<int>(x);
   }
+  if (const char* v = std::getenv("AXE_REALIGN_MIN_ROW"); v && *v)
+    p.realign_min_row = parse_bytes(v, "AXE_REALIGN_MIN_ROW");
   return p;
 }
 
@@ -295,7 +367,8 @@ bool engine_calls(const Transfer& t, std::int64_t es, int source, const CopyEngi
   if (policy.min_bytes <= 0 || box_elements(t) * es < policy.min_bytes) return false;
   if (t.src_strides[r - 1] != 1 || t.dst_strides[r - 1] != 1) return false;
   // One contiguous run: cudaMemcpyAsync at any unit (it beats the kernel even on aligned runs).
-  if (r > 1 && (std::int64_t{1} << unit_log2(t, es, 16)) >= policy.unit_below) return false;
+  const std::int64_t unit = realigns(t, es, policy) ? 16 : std::int64_t{1} << unit_log2(t, es, 16);
+  if (r > 1 && unit >= policy.unit_below) return false;
   const std::int64_t width = t.extents[r - 1] * es;
   constexpr std::int64_t kMaxPitch = std::numeric_limits<int>::max();  // cudaDeviceProp::memPitch
   EngineCopy c{source, t.src_offset * es, width, t.dst_offset * es, width, width, 1};
@@ -339,6 +412,9 @@ CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy) {
     fail("set_copy_engine_policy: min_bytes " + std::to_string(policy.min_bytes) + " is negative");
   if (policy.unit_below < 1 || policy.unit_below > 17)
     fail("set_copy_engine_policy: unit_below " + std::to_string(policy.unit_below) + " is outside 1..17");
+  if (policy.realign_min_row < 0)
+    fail("set_copy_engine_policy: realign_min_row " + std::to_string(policy.realign_min_row) +
+         " is negative");
   std::lock_guard<std::mutex> g(policy_mu());
   return std::exchange(policy_ref(), policy);
 }
@@ -350,9 +426,11 @@ BoxList::Split BoxList::split(const CopyEnginePolicy& policy) const {
   if (tables_->split_policy == policy) return sp;
   sp = Split{};
   const std::int64_t es = size_of(dtype_);
-  auto rest = std::make_shared<BoxList>();
-  rest->dtype_ = dtype_;
-  rest->tables_ = std::make_shared<Tables>();
+  auto rows = std::make_shared<BoxList>(), rest = std::make_shared<BoxList>();
+  for (auto* l : {rows.get(), rest.get()}) {
+    l->dtype_ = dtype_;
+    l->tables_ = std::make_shared<Tables>();
+  }
   for (std::size_t i = 0; i < boxes_.size(); ++i) {
     std::vector<EngineCopy> calls;
     if (sp.engine.size() < static_cast<std::size_t>(kMaxCopyEngineCalls) &&
@@ -361,16 +439,25 @@ BoxList::Split BoxList::split(const CopyEnginePolicy& policy) const {
       sp.engine.insert(sp.engine.end(), calls.begin(), calls.end());
       continue;
     }
-    rest->boxes_.push_back(boxes_[i]);
-    rest->source_.push_back(source_[i]);
+    BoxList& to = realigns(boxes_[i], es, policy) ? *rows : *rest;
+    to.boxes_.push_back(boxes_[i]);
+    to.source_.push_back(source_[i]);
   }
-  if (!sp.engine.empty()) sp.rest = std::move(rest);
+  if (!sp.engine.empty() || !rows->empty()) {
+    if (!rows->empty()) sp.rows = std::move(rows);
+    if (!rest->empty()) sp.rest = std::move(rest);
+  }
   tables_->split_policy = policy;
   return sp;
 }
 
 std::vector<EngineCopy> engine_copies(const BoxList& list, const CopyEnginePolicy& policy) {
   return list.split(policy).engine;
+}
+
+std::vector<Transfer> realigned_rows(const BoxList& list, const CopyEnginePolicy& policy) {
+  const auto rows = list.split(policy).rows;
+  return rows ? rows->boxes() : std::vector<Transfer>{};
 }
 
 // ---- device side -----------------------------------------------------------------------------
@@ -457,35 +544,50 @@ __device__ __forceinline__ void run_chunk(const Desc& d, long long base, const c
     if (ok[k]) f.template apply<U>(v[k], reinterpret_cast<U*>(dst) + dofs[k]);
 }
 
+// Makes shared `sd` the descriptor of chunk c's box, unless it already is (a block's c only
+// grows, so that is c < end, the end of sd's chunks, kept in a register): warp 0 searches for the
+// last box whose first chunk is <= c, 32-ary (log32(boxes) rounds of dependent loads instead of
+// log2(boxes)), then the block copies it, between barriers. Every thread of the block calls it with
+// the same c, so a block walking the chunks of one box passes no barrier after its first (ncu on
+// the realigned-row kernel, one H200: 39% of its stall cycles were at the barriers of a per-chunk
+// search).
+template <class D>
+__device__ __forceinline__ void load_box(const D* __restrict__ table, int nboxes, long long c,
+                                         D& sd, int& box, long long& end) {
+  if (c < end) return;
+  __syncthreads();  // every thread is done with the previous descriptor
+  if (threadIdx.x < 32) {
+    int lo = 0, n = nboxes;  // answer in [lo, lo + n)
+    while (n > 1) {
+      const int step = (n + 31) / 32;
+      const int cand = lo + static_cast<int>(threadIdx.x) * step;
+      const bool ok = cand < lo + n && table[cand].chunk_begin <= c;
+      const unsigned mask = __ballot_sync(0xffffffffu, ok);
+      const int last = 31 - __clz(mask);  // lane 0 always qualifies
+      lo += last * step;
+      n = min(step, n - last * step);
+    }
+    if (threadIdx.x == 0) box = lo;
+  }
+  __syncthreads();
+  constexpr int words = sizeof(D) / 8;
+  static_assert(words <= kThreads);
+  if (threadIdx.x < words)
+    reinterpret_cast<long long*>(&sd)[threadIdx.x] =
+        reinterpret_cast<const long long*>(table + box)[threadIdx.x];
+  __syncthreads();
+  end = sd.chunk_begin + (sd.units + kChunk - 1) / kChunk;
+}
+
 template <class F>
 __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ table, int nboxes,
                                                        long long chunks, const char* src, char* dst,
                                                        const char* src2, F f) {
   __shared__ Desc sd;
   __shared__ int box;
+  long long end = 0;  // the end of sd's chunks (no box yet)
   for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
-    // 32-ary search by warp 0 for the last box whose first chunk is <= c: log32(boxes) rounds
-    // of dependent loads instead of log2(boxes).
-    if (threadIdx.x < 32) {
-      int lo = 0, n = nboxes;  // answer in [lo, lo + n)
-      while (n > 1) {
-        const int step = (n + 31) / 32;
-        const int cand = lo + static_cast<int>(threadIdx.x) * step;
-        const bool ok = cand < lo + n && table[cand].chunk_begin <= c;
-        const unsigned mask = __ballot_sync(0xffffffffu, ok);
-        const int last = 31 - __clz(mask);  // lane 0 always qualifies
-        lo += last * step;
-        n = min(step, n - last * step);
-      }
-      if (threadIdx.x == 0) box = lo;
-    }
-    __syncthreads();
-    const int lo = box;
-    constexpr int words = sizeof(Desc) / 8;
-    if (threadIdx.x < words)
-      reinterpret_cast<long long*>(&sd)[threadIdx.x] =
-          reinterpret_cast<const long long*>(table + lo)[threadIdx.x];
-    __syncthreads();
+    load_box(table, nboxes, c, sd, box, end);
     const long long base = (c - sd.chunk_begin) * kChunk;
     const char* s = sd.source ? src2 : src;
     switch (sd.ulog) {
@@ -495,7 +597,151 @@ __global__ void __launch_bounds__(kThreads) box_kernel(const Desc* __restrict__ 
       case 3: run_chunk<8>(sd, base, s, dst, f); break;
       default: run_chunk<16>(sd, base, s, dst, f); break;
     }
-    __syncthreads();
+  }
+}
+
+// ---- realigned rows (kernels.hpp): 16-byte slots of the destination row -----------------------
+
+// Bytes [b0, b1) of the 16-byte word at `w` (16-aligned), the others zero; one 16-byte load for
+// the whole word, else ES-byte elements, so nothing outside [b0, b1) is read. b0 and b1 are
+// multiples of ES in 0..16.
+template <int ES>
+__device__ __forceinline__ uint4 load_part(std::uintptr_t w, int b0, int b1) {
+  if (b0 == 0 && b1 == 16) return *reinterpret_cast<const uint4*>(w);
+  unsigned r[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int j = 0; j < 16; j += ES) {
+    if (j < b0 || j >= b1) continue;
+    const std::uintptr_t a = w + j;
+    if constexpr (ES == 4)
+      r[j / 4] = *reinterpret_cast<const unsigned*>(a);
+    else if constexpr (ES == 2)
+      r[j / 4] |= unsigned{*reinterpret_cast<const unsigned short*>(a)} << (8 * (j % 4));
+    else
+      r[j / 4] |= unsigned{*reinterpret_cast<const unsigned char*>(a)} << (8 * (j % 4));
+  }
+  return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
+// Stores bytes [b0, b1) of v at the 16-byte word `w` (16-aligned): one 16-byte store for the
+// whole word, else ES-byte elements.
+template <int ES>
+__device__ __forceinline__ void store_part(std::uintptr_t w, int b0, int b1, uint4 v) {
+  if (b0 == 0 && b1 == 16) {
+    *reinterpret_cast<uint4*>(w) = v;
+    return;
+  }
+  const unsigned r[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int j = 0; j < 16; j += ES) {
+    if (j < b0 || j >= b1) continue;
+    const std::uintptr_t a = w + j;
+    if constexpr (ES == 4)
+      *reinterpret_cast<unsigned*>(a) = r[j / 4];
+    else if constexpr (ES == 2)
+      *reinterpret_cast<unsigned short*>(a) =
+          static_cast<unsigned short>(r[j / 4] >> (8 * (j % 4)));
+    else
+      *reinterpret_cast<unsigned char*>(a) = static_cast<unsigned char>(r[j / 4] >> (8 * (j % 4)));
+  }
+}
+
+// The part [lo, hi) of the 16-byte word at `w` as byte positions 0..16 within it.
+__device__ __forceinline__ int clamp16(long long x) {
+  return static_cast<int>(min(max(x, 0ll), 16ll));
+}
+
+// Bytes k .. k + 15 (k < 16) of the 32 bytes a, b (little-endian: a's byte 0 first).
+__device__ __forceinline__ uint4 shift_bytes(uint4 a, uint4 b, int k) {
+  const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  const int q = k >> 2, r = 8 * (k & 3);
+  unsigned s[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i)
+    s[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r),
+                    __funnelshift_r(s[2], s[3], r), __funnelshift_r(s[3], s[4], r));
+}
+
+// Slots base + t, base + t + 256, ... of box d: slot m of a row is the destination's 16-byte word
+// m counted from the word holding the row's first byte. Its 16 bytes come from the source bytes
+// at the same distance from the row's start, i.e. bytes k..k+15 of the two aligned source words
+// they straddle. Every load is issued before the first store.
+template <int ES, int R>
+__device__ __forceinline__ void row_chunk(const RDesc& d, long long base, const char* src,
+                                          char* dst) {
+  uint4 lo[kUnroll], hi[kUnroll];
+  std::uintptr_t dw[kUnroll];
+  int sh[kUnroll], part[kUnroll];  // shift; the slot's bytes in its row: b0 | b1 << 8
+  bool ok[kUnroll];
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const long long u = base + k * kThreads + threadIdx.x;
+    ok[k] = u < d.units;
+    if (!ok[k]) continue;
+    long long m, so = d.soff, dof = d.doff;
+    if (d.small) {  // 32-bit division
+      unsigned row = static_cast<unsigned>(u) / static_cast<unsigned>(d.slots);
+      m = static_cast<unsigned>(u) - row * static_cast<unsigned>(d.slots);
+#pragma unroll
+      for (int i = R - 1; i >= 0; --i) {
+        if (i < d.rank) {
+          const unsigned e = static_cast<unsigned>(d.ext[i]);
+          const unsigned nq = row / e;
+          const unsigned j = row - nq * e;
+          row = nq;
+          so += static_cast<long long>(j) * d.sst[i];
+          dof += static_cast<long long>(j) * d.dst[i];
+        }
+      }
+    } else {
+      long long row = u / d.slots;
+      m = u - row * d.slots;
+#pragma unroll
+      for (int i = R - 1; i >= 0; --i) {
+        if (i < d.rank) {
+          const long long nq = row / d.ext[i];
+          const long long j = row - nq * d.ext[i];
+          row = nq;
+          so += j * d.sst[i];
+          dof += j * d.dst[i];
+        }
+      }
+    }
+    const std::uintptr_t D = reinterpret_cast<std::uintptr_t>(dst) + dof;
+    dw[k] = (D & ~std::uintptr_t{15}) + 16 * static_cast<std::uintptr_t>(m);
+    // the slot's first byte in the row: -15 .. run - 1
+    const long long at = static_cast<long long>(dw[k] - D);
+    ok[k] = at < d.run;
+    if (!ok[k]) continue;
+    part[k] = clamp16(-at) | clamp16(d.run - at) << 8;
+    const std::uintptr_t s0 = reinterpret_cast<std::uintptr_t>(src) + so + at;  // its source byte
+    const std::uintptr_t w0 = s0 & ~std::uintptr_t{15};
+    sh[k] = static_cast<int>(s0 & 15);
+    const long long wa = at - sh[k];  // w0's first byte in the row
+    lo[k] = load_part<ES>(w0, clamp16(-wa), clamp16(d.run - wa));
+    hi[k] = sh[k] ? load_part<ES>(w0 + 16, clamp16(-wa - 16), clamp16(d.run - wa - 16))
+                  : make_uint4(0, 0, 0, 0);
+  }
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k)
+    if (ok[k])
+      store_part<ES>(dw[k], part[k] & 0xff, part[k] >> 8, shift_bytes(lo[k], hi[k], sh[k]));
+}
+
+// ES: the element size (the partial words at the ends of a row move element by element; base
+// pointers are element-aligned, as for the box kernel). R: the most outer modes of a box (1 for
+// plain 2-D boxes, which then hold fewer registers).
+template <int ES, int R>
+__global__ void __launch_bounds__(kThreads)
+    row_kernel(const RDesc* __restrict__ table, int nboxes, long long chunks, const char* src,
+               char* dst, const char* src2) {
+  __shared__ RDesc sd;
+  __shared__ int box;
+  long long end = 0;  // the end of sd's chunks (no box yet)
+  for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+    load_box(table, nboxes, c, sd, box, end);
+    row_chunk<ES, R>(sd, (c - sd.chunk_begin) * kChunk, sd.source ? src2 : src, dst);
   }
 }
 
@@ -608,6 +854,20 @@ int grid_for(std::int64_t chunks) {
   return static_cast<int>(std::min<std::int64_t>(chunks, static_cast<std::int64_t>(sms) * t_blocks_per_sm));
 }
 
+template <int ES>
+void launch_rows(const BoxList& rows, const char* src, char* dst, const char* src2,
+                 cudaStream_t stream) {
+  const auto dev = rows.row_device(stream);
+  const auto* table = static_cast<const RDesc*>(dev.table);
+  const int grid = grid_for(dev.chunks);
+  if (dev.modes <= 2)
+    row_kernel<ES, 1><<<grid, kThreads, 0, stream>>>(table, dev.boxes, dev.chunks, src, dst, src2);
+  else
+    row_kernel<ES, kMaxModes - 1>
+        <<<grid, kThreads, 0, stream>>>(table, dev.boxes, dev.chunks, src, dst, src2);
+  AXE_CUDA_CHECK(cudaGetLastError());
+}
+
 template <class F>
 void launch(const BoxList& list, const void* src, void* dst, cudaStream_t stream, const F& f,
             const void* src2 = nullptr) {
@@ -646,6 +906,7 @@ int set_box_blocks_per_sm(int n) {
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
                 const void* src2) {
   const BoxList::Split sp = list.split(copy_engine_policy());
+  const BoxList* kernel_list = sp.engine.empty() && !sp.rows ? &list : sp.rest.get();
   for (const EngineCopy& c : sp.engine) {
     const char* s = static_cast<const char*>(c.source ? src2 : src) + c.src_offset;
     char* d = static_cast<char*>(dst) + c.dst_offset;
@@ -656,7 +917,17 @@ void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t st
                                        static_cast<std::size_t>(c.src_pitch), static_cast<std::size_t>(c.width),
                                        static_cast<std::size_t>(c.height), cudaMemcpyDeviceToDevice, stream));
   }
-  launch(sp.rest ? *sp.rest : list, src, dst, stream, CopyF{}, src2);
+  if (sp.rows) {
+    const auto* s = static_cast<const char*>(src);
+    const auto* s2 = static_cast<const char*>(src2);
+    auto* d = static_cast<char*>(dst);
+    switch (size_of(list.dtype())) {  // 1, 2 or 4: realigns() admits no 8-byte unit
+      case 4: launch_rows<4>(*sp.rows, s, d, s2, stream); break;
+      case 2: launch_rows<2>(*sp.rows, s, d, s2, stream); break;
+      default: launch_rows<1>(*sp.rows, s, d, s2, stream); break;
+    }
+  }
+  if (kernel_list) launch(*kernel_list, src, dst, stream, CopyF{}, src2);
 }
 
 void reduce_boxes(const BoxList& list, const void* src, void* dst, ReduceOp op, bool combine_it,

@@ -187,12 +187,16 @@ TEST(CopyEngine, EngineCopies_HandDerived) {
   EXPECT_EQ(engine_copies(aligned, CopyEnginePolicy{}),
             (std::vector<EngineCopy>{{0, 0, 4194304, 4194304, 4194304, 4194304, 1}}));
   EXPECT_TRUE(engine_copies(aligned, {8 * M, 8}).empty());
-  // an uneven f32 shard: rows of 2047 of 4095 floats (4-byte unit): units below 8 (the default)
-  // take it, units below 4 do not
+  // an uneven f32 shard: rows of 2047 of 4095 floats (4-byte unit). With realigned rows off,
+  // units below 8 take it, units below 4 do not; with them on (the default) its unit counts as
+  // 16, so only "any unit" (17) takes it
   auto odd = BoxList::pack({Transfer{{1000, 2047}, 0, {4095, 1}, 0, {1, 1}, 0}}, DType::F32, 0);
-  EXPECT_TRUE(engine_copies(odd, {1, 4}).empty());
-  EXPECT_EQ(engine_copies(odd, {1, 8}), (std::vector<EngineCopy>{{0, 0, 16380, 0, 8188, 8188, 1000}}));
-  EXPECT_EQ(engine_copies(odd, CopyEnginePolicy{}).size(), 1u);
+  EXPECT_TRUE(engine_copies(odd, {1, 4, 0}).empty());
+  EXPECT_EQ(engine_copies(odd, {1, 8, 0}),
+            (std::vector<EngineCopy>{{0, 0, 16380, 0, 8188, 8188, 1000}}));
+  EXPECT_TRUE(engine_copies(odd, {1, 8}).empty());
+  EXPECT_TRUE(engine_copies(odd, CopyEnginePolicy{}).empty());
+  EXPECT_EQ(engine_copies(odd, any).size(), 1u);
   // 200000 rows: calls of at most kMaxCopyEngineRows = 65536 rows, 3 x 65536 + 3392
   auto tall = BoxList::pack({Transfer{{200000, 256}, 0, {512, 1}, 0, {1, 1}, 0}}, DType::F32, 0);
   const auto pieces = engine_copies(tall, any);
@@ -227,6 +231,55 @@ TEST(CopyEngine, EngineCopies_HandDerived) {
   EXPECT_EQ(calls.back(), (EngineCopy{0, 4 * 2000 * 31, 4000, 4 * (1000 * 31 + 7 * 31), 4000, 4000, 1}));
 }
 
+// Which merged boxes copy_boxes moves through the realigned-row kernel: innermost mode
+// contiguous on both sides, rows of at least realign_min_row bytes, a unit kernel of 1, 2 or 4
+// bytes; and only what the copy engines leave.
+TEST(RealignedRows, RealignedRows_HandDerived) {
+  const CopyEnginePolicy rows_only{0, 1};  // engines off, realigned rows from 64 bytes
+  // uneven S(0) -> S(1) of (rows+1) x 4095 bf16: rank 0's pack of its columns 0..2047, rows of
+  // 2048 of 4095 at source offset 1: unit 2 bytes (odd pitch) -> one realigned box, as merged
+  const Transfer odd{{1000, 2048}, 1, {4095, 1}, 0, {1, 1}, 0};
+  auto pk = BoxList::pack({odd}, DType::BF16, 0);
+  EXPECT_EQ(realigned_rows(pk, rows_only),
+            (std::vector<Transfer>{Transfer{{1000, 2048}, 1, {4095, 1}, 0, {2048, 1}, 0}}));
+  EXPECT_EQ(realigned_rows(pk, CopyEnginePolicy{}).size(), 1u);  // the default policy too
+  EXPECT_TRUE(realigned_rows(pk, {0, 1, 0}).empty());            // off
+  EXPECT_TRUE(realigned_rows(pk, {0, 1, 4097}).empty());         // rows of 4096 bytes < 4097
+  EXPECT_EQ(realigned_rows(pk, {0, 1, 4096}).size(), 1u);
+  EXPECT_TRUE(realigned_rows(pk, {1, 17}).empty());  // the engines take it first ("any unit")
+  EXPECT_EQ(engine_copies(pk, {1, 17}).size(), 1u);
+  // realigned boxes of the pack of one box
+  auto rows_of = [&](const Transfer& t, DType dt) {
+    return realigned_rows(BoxList::pack({t}, dt), rows_only).size();
+  };
+  // the same rows at an even pitch of 4096 and offset 0: unit 16 -> the box kernel
+  EXPECT_EQ(rows_of(Transfer{{1000, 2048}, 0, {4096, 1}, 0, {1, 1}, 0}, DType::BF16), 0u);
+  // pitch 4094 bf16 (8188 bytes): unit 4 -> realigned; pitch 4092 (8184): unit 8 -> box kernel
+  EXPECT_EQ(rows_of(Transfer{{10, 2048}, 0, {4094, 1}, 0, {1, 1}, 0}, DType::BF16), 1u);
+  EXPECT_EQ(rows_of(Transfer{{10, 2048}, 0, {4092, 1}, 0, {1, 1}, 0}, DType::BF16), 0u);
+  // 8-byte elements never have a unit under 8; a strided innermost mode is no row
+  EXPECT_EQ(rows_of(Transfer{{10, 2047}, 1, {4095, 1}, 0, {1, 1}, 0}, DType::F64), 0u);
+  EXPECT_EQ(rows_of(Transfer{{10, 2047}, 1, {1, 10}, 0, {1, 1}, 0}, DType::F32), 0u);
+  // rows of 31 bf16 (62 bytes) stay on the box kernel; rows of 32 (64 bytes) do not
+  EXPECT_EQ(rows_of(Transfer{{10, 31}, 1, {33, 1}, 0, {1, 1}, 0}, DType::BF16), 0u);
+  EXPECT_EQ(rows_of(Transfer{{10, 32}, 1, {33, 1}, 0, {1, 1}, 0}, DType::BF16), 1u);
+  // one contiguous run at odd offsets is one row (a box of one mode)
+  auto run = BoxList::copy({Transfer{{4, 1000}, 3, {1000, 1}, 5, {1000, 1}, 0}}, DType::BF16);
+  EXPECT_EQ(realigned_rows(run, rows_only),
+            (std::vector<Transfer>{Transfer{{4000}, 3, {1}, 5, {1}, 0}}));
+  // a list of both kinds: the realigned box, then the other stays in the box kernel's list
+  auto both = BoxList::copy({odd, Transfer{{8, 8}, 0, {16, 1}, 0, {8, 1}, 0}}, DType::BF16);
+  const auto sp = both.split(rows_only);
+  ASSERT_TRUE(sp.rows && sp.rest);
+  EXPECT_TRUE(sp.engine.empty());
+  EXPECT_EQ(sp.rows->boxes(), (std::vector<Transfer>{odd}));
+  EXPECT_EQ(sp.rest->size(), 1u);
+  // nothing taken: neither list (copy_boxes runs the list itself)
+  const auto none =
+      BoxList::copy({Transfer{{8, 8}, 0, {16, 1}, 0, {8, 1}, 0}}, DType::BF16).split(rows_only);
+  EXPECT_FALSE(none.rows || none.rest);
+}
+
 // A box taller than kMaxCopyEngineRows runs as several calls: 70001 rows of 256 floats (1 KiB)
 // out of rows of 300, packed; every byte against the host, the destination's tail untouched.
 TEST(CopyEngine, TallBoxInPiecesMatchesHost) {
@@ -255,6 +308,7 @@ TEST(CopyEngine, SetCopyEnginePolicy_RejectsBadValuesAndReturnsThePrevious) {
   EXPECT_THROW(set_copy_engine_policy({-1, 4}), Error);
   EXPECT_THROW(set_copy_engine_policy({1, 0}), Error);
   EXPECT_THROW(set_copy_engine_policy({1, 18}), Error);
+  EXPECT_THROW(set_copy_engine_policy({1, 4, -1}), Error);
   EXPECT_EQ(set_copy_engine_policy({0, 4}), (CopyEnginePolicy{12345, 8}));
   EXPECT_EQ(copy_engine_policy(), (CopyEnginePolicy{0, 4}));
 }
@@ -333,25 +387,49 @@ TEST_P(Kernels, PackUnpackCopy_MisalignedBasePointersMatchHost) {
 // and 8-bit dtypes): the realigned byte path for runs of >= 64 bytes, the unit path for shorter
 // ones, on base pointers 0, 1 and 3 elements past an aligned address; pack, unpack and copy
 // against the host, with a poisoned destination (bytes outside the boxes must survive).
+Case odd_rows_case(std::mt19937_64& rng) {
+  Case c;
+  for (int b = 0; b < 2; ++b) {
+    const std::int64_t rows = 1 + static_cast<std::int64_t>(rng() % 40);
+    const std::int64_t len = 1 + static_cast<std::int64_t>(rng() % 700);
+    const std::int64_t ss = len + static_cast<std::int64_t>(rng() % 10);
+    const std::int64_t ds = len + static_cast<std::int64_t>(rng() % 10);
+    const std::int64_t so = c.src_elems + static_cast<std::int64_t>(rng() % 8);
+    const std::int64_t dof = c.dst_elems + static_cast<std::int64_t>(rng() % 8);
+    Transfer t{{rows, len}, so, {ss, 1}, dof, {ds, 1}, 0};
+    c.src_elems = t.src_offset + (rows - 1) * ss + len + 3;
+    c.dst_elems = t.dst_offset + (rows - 1) * ds + len + 3;
+    c.boxes.push_back(t);
+  }
+  return c;
+}
+
 TEST_P(Kernels, PackUnpackCopy_OddRowsAndStridesMatchHost) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
   const std::int64_t es = size_of(dt);
   auto rng = axe::test::make_rng(400 + static_cast<int>(dt));
   for (int rep = 0; rep < 24; ++rep) {
-    Case c;
-    for (int b = 0; b < 2; ++b) {
-      const std::int64_t rows = 1 + static_cast<std::int64_t>(rng() % 40);
-      const std::int64_t len = 1 + static_cast<std::int64_t>(rng() % 700);
-      const std::int64_t ss = len + static_cast<std::int64_t>(rng() % 10);
-      const std::int64_t ds = len + static_cast<std::int64_t>(rng() % 10);
-      Transfer t{{rows, len}, c.src_elems + static_cast<std::int64_t>(rng() % 8), {ss, 1},
-                 c.dst_elems + static_cast<std::int64_t>(rng() % 8), {ds, 1}, 0};
-      c.src_elems = t.src_offset + (rows - 1) * ss + len + 3;
-      c.dst_elems = t.dst_offset + (rows - 1) * ds + len + 3;
-      c.boxes.push_back(t);
-    }
-    check_case(dt, c, static_cast<std::size_t>((rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3) * es), rng);
+    const std::int64_t mis = rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3;  // elements
+    check_case(dt, odd_rows_case(rng), static_cast<std::size_t>(mis * es), rng);
+  }
+}
+
+// Every row goes through the realigned-row kernel (engines off, realigned rows from 1 byte):
+// the random boxes of 1..8 modes (both of its instantiations: plain rows and up to 7 outer
+// modes) and the odd rows, on base pointers 0, 1 and 3 elements past an aligned address; pack,
+// unpack and copy against the host with a poisoned destination.
+TEST_P(Kernels, PackUnpackCopy_RealignedRowsMatchHost) {
+  AXE_REQUIRE_GPUS(1);
+  EnginePolicy rows({0, 1, 1});
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(480 + static_cast<int>(dt));
+  for (int rep = 0; rep < 24; ++rep) {
+    const Case c =
+        rep % 2 ? odd_rows_case(rng) : random_case(rng, 1 + static_cast<int>(rng() % 6), 8, false);
+    const std::int64_t mis = rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3;  // elements
+    check_case(dt, c, static_cast<std::size_t>(mis * es), rng);
   }
 }
 

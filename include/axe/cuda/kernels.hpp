@@ -42,10 +42,12 @@ struct EngineCopy {
   bool operator==(const EngineCopy&) const = default;
 };
 
-// Which boxes copy_boxes hands to the copy engines (see copy_engine_policy below).
+// How copy_boxes moves each box: which boxes go to the copy engines, and which rows go through
+// the realigned-row kernel (see copy_engine_policy below).
 struct CopyEnginePolicy {
   std::int64_t min_bytes = std::int64_t{2} << 20;  // boxes of at least this many bytes; 0: never
   int unit_below = 8;  // whose kernel unit would be smaller than this many bytes (17: any unit)
+  std::int64_t realign_min_row = 64;  // realigned rows of at least this many bytes; 0: never
   bool operator==(const CopyEnginePolicy&) const = default;
 };
 
@@ -74,17 +76,24 @@ class BoxList {
   const std::vector<Transfer>& boxes() const { return boxes_; }
 
   // Internal: the device table for base pointers aligned to `align` bytes (1..16); uploaded on
-  // `stream` on first use and cached. Returns the device pointer, the number of chunks and of boxes.
+  // `stream` on first use and cached. Returns the device pointer, the number of chunks and of
+  // boxes, and the most modes of a box.
   struct Device {
     const void* table = nullptr;
     std::int64_t chunks = 0;
     int boxes = 0;
+    int modes = 0;
   };
   Device device(int align, cudaStream_t stream) const;
-  // Internal: the boxes copy_boxes hands to the copy engines under `policy`, and the list of the
-  // others (null: none were taken, the kernel runs this list). The last policy's is cached.
+  // Internal: the table of the realigned-row kernel for this list's boxes (every box must be
+  // realigned_row(); see copy_boxes), cached like device().
+  Device row_device(cudaStream_t stream) const;
+  // Internal: how copy_boxes moves this list under `policy`: the copy-engine calls, the boxes of
+  // the realigned-row kernel and those of the box kernel (null: none, or, when both of the others
+  // are empty, this list itself). The last policy's is cached.
   struct Split {
     std::vector<EngineCopy> engine;
+    std::shared_ptr<const BoxList> rows;
     std::shared_ptr<const BoxList> rest;
   };
   Split split(const CopyEnginePolicy& policy) const;
@@ -99,22 +108,38 @@ class BoxList {
   std::shared_ptr<Tables> tables_;  // device tables by alignment, shared by copies
 };
 
+// Realigned rows: a box whose innermost mode is contiguous on both sides in rows of at least
+// policy.realign_min_row bytes, but whose row length, pitches or offsets hold the box kernel to
+// units of 1, 2 or 4 bytes (rows of an uneven shard: 2047 of 4095 elements), goes through a
+// second kernel that moves every row in 16-byte slots of the destination: aligned 16-byte
+// stores, each assembled from the two aligned 16-byte source words it straddles (a funnel shift
+// by the row's source-minus-destination misalignment); the partial words at either end of a row
+// are read and written element by element, so no access leaves the row. Its unit counts as 16
+// bytes in the copy-engine rule below. Example: rows of 2047 bf16 at source pitch 4095 and
+// offset 1 move as 256 slots per row instead of 2047 2-byte accesses. Measured on an H200
+// (examples/results/1xH200/kernel256.txt), as % of cudaMemcpy on the same bytes: such rows
+// packed 71 % (bf16) / 78 % (f32), unpacked 67 % / 77 %, copied between odd pitches 74 % / 77 %,
+// against 20-21 % / 37-39 % on the box kernel alone and 37-38 % / 41-44 % on the copy engines.
+//
 // Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
-// kernel when it has at least policy.min_bytes bytes and either is one contiguous run (1 mode
+// kernels when it has at least policy.min_bytes bytes and either is one contiguous run (1 mode
 // after merging), or has its innermost mode contiguous on both sides with rows of at least
 // kCopyEngineMinRow bytes (2 modes; 3 modes when the outermost extent is at most 4) and the
 // kernel would move it in units smaller than policy.unit_below bytes (the unit is the largest
-// power of two up to 16 dividing the row length, pitches and offsets in bytes). Measured on an
+// power of two up to 16 dividing the row length, pitches and offsets in bytes; 16 for realigned
+// rows). Measured on an
 // H200 (examples/results/2xH200/kernel.txt, copy_engines.txt), 256 MiB, as % of cudaMemcpy:
 // a contiguous run 99.9 % on the engines, 91.5 % on the kernel; rows of 8 KiB at 16-byte
 // alignment 41 % on the engines, 88 % on the kernel; rows of 2047 of 4095 elements at odd
 // offsets (uneven shards, kernel units of 2 / 4 bytes) 37 % / 43 % on the engines, 20 % / 36 %
-// on the kernel. Hence the default unit_below of 8. A box becomes one call per plane (3 modes) and per kMaxCopyEngineRows rows;
-// at most kMaxCopyEngineCalls calls per list; the other boxes go through one kernel launch after
-// them, on the same stream.
-// Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off) and AXE_COPY_ENGINE_UNIT
-// (1..17), else the CopyEnginePolicy defaults. Process-wide; set returns the previous policy and
-// throws axe::Error on a negative min_bytes or a unit_below outside 1..17.
+// on the box kernel (the realigned-row kernel now takes them). Hence the default unit_below of
+// 8. A box becomes one call per plane (3 modes) and per kMaxCopyEngineRows rows; at most
+// kMaxCopyEngineCalls calls per list; the realigned rows, then the other boxes, go through one
+// kernel launch each after them, on the same stream.
+// Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off), AXE_COPY_ENGINE_UNIT (1..17)
+// and AXE_REALIGN_MIN_ROW (bytes, 0 turns realigned rows off), else the CopyEnginePolicy
+// defaults. Process-wide; set returns the previous policy and throws axe::Error on a negative
+// min_bytes or realign_min_row or a unit_below outside 1..17.
 inline constexpr std::int64_t kCopyEngineMinRow = 1024;
 inline constexpr int kMaxCopyEngineCalls = 32;
 inline constexpr std::int64_t kMaxCopyEngineRows = 65536;
@@ -122,6 +147,8 @@ CopyEnginePolicy copy_engine_policy();
 CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy);
 // The copy-engine calls copy_boxes makes for `list` under `policy`, for tests.
 std::vector<EngineCopy> engine_copies(const BoxList& list, const CopyEnginePolicy& policy);
+// The (merged) boxes copy_boxes moves through the realigned-row kernel under `policy`, for tests.
+std::vector<Transfer> realigned_rows(const BoxList& list, const CopyEnginePolicy& policy);
 
 // Occupancy of the box kernels (copy_boxes, reduce_boxes, fill_boxes): at most n blocks of 256
 // threads per SM (1..8; 8, the default, fills the GPU). A pipelined step lowers it while NCCL runs
