@@ -118,7 +118,7 @@ class BoxList {
 // bytes in the copy-engine rule below. Example: rows of 2047 bf16 at source pitch 4095 and
 // offset 1 move as 256 slots per row instead of 2047 2-byte accesses. Measured on an H200
 // (examples/results/1xH200/kernel256.txt), as % of cudaMemcpy on the same bytes: such rows
-// packed 71 % (bf16) / 78 % (f32), unpacked 67 % / 77 %, copied between odd pitches 74 % / 77 %,
+// packed 71 % (bf16) / 77 % (f32), unpacked 66 % / 76 %, copied between odd pitches 74 % / 77 %,
 // against 20-21 % / 37-39 % on the box kernel alone and 37-38 % / 41-44 % on the copy engines.
 //
 // Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
