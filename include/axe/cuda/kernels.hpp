@@ -85,8 +85,8 @@ class BoxList {
     int modes = 0;
   };
   Device device(int align, cudaStream_t stream) const;
-  // Internal: the table of the realigned-row kernel for this list's boxes (every box must be
-  // realigned_row(); see copy_boxes), cached like device().
+  // Internal: the table of the realigned-row kernel for this list's boxes (each must be a row
+  // copy_boxes realigns; see split), cached like device().
   Device row_device(cudaStream_t stream) const;
   // Internal: how copy_boxes moves this list under `policy`: the copy-engine calls, the boxes of
   // the realigned-row kernel and those of the box kernel (null: none, or, when both of the others
@@ -127,15 +127,14 @@ class BoxList {
 // kCopyEngineMinRow bytes (2 modes; 3 modes when the outermost extent is at most 4) and the
 // kernel would move it in units smaller than policy.unit_below bytes (the unit is the largest
 // power of two up to 16 dividing the row length, pitches and offsets in bytes; 16 for realigned
-// rows). Measured on an
-// H200 (examples/results/2xH200/kernel.txt, copy_engines.txt), 256 MiB, as % of cudaMemcpy:
-// a contiguous run 99.9 % on the engines, 91.5 % on the kernel; rows of 8 KiB at 16-byte
-// alignment 41 % on the engines, 88 % on the kernel; rows of 2047 of 4095 elements at odd
-// offsets (uneven shards, kernel units of 2 / 4 bytes) 37 % / 43 % on the engines, 20 % / 36 %
-// on the box kernel (the realigned-row kernel now takes them). Hence the default unit_below of
-// 8. A box becomes one call per plane (3 modes) and per kMaxCopyEngineRows rows; at most
-// kMaxCopyEngineCalls calls per list; the realigned rows, then the other boxes, go through one
-// kernel launch each after them, on the same stream.
+// rows). Measured on an H200 (examples/results/2xH200/kernel.txt, copy_engines.txt), 256 MiB,
+// as % of cudaMemcpy: a contiguous run 99.9 % on the engines, 91.5 % on the kernel; rows of
+// 8 KiB at 16-byte alignment 41 % on the engines, 88 % on the kernel; rows of 2047 of 4095
+// elements at odd offsets (uneven shards, kernel units of 2 / 4 bytes) 37 % / 43 % on the
+// engines, 20 % / 36 % on the box kernel (the realigned-row kernel now takes them). Hence the
+// default unit_below of 8. A box becomes one call per plane (3 modes) and per
+// kMaxCopyEngineRows rows; at most kMaxCopyEngineCalls calls per list; the realigned rows, then
+// the other boxes, go through one kernel launch each after them, on the same stream.
 // Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off), AXE_COPY_ENGINE_UNIT (1..17)
 // and AXE_REALIGN_MIN_ROW (bytes, 0 turns realigned rows off), else the CopyEnginePolicy
 // defaults. Process-wide; set returns the previous policy and throws axe::Error on a negative
