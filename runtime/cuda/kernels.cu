@@ -648,7 +648,7 @@ __device__ __forceinline__ void store_part(std::uintptr_t w, int b0, int b1, uin
   }
 }
 
-// The part [lo, hi) of the 16-byte word at `w` as byte positions 0..16 within it.
+// x clamped to 0..16: a byte position of a row range seen from one 16-byte word.
 __device__ __forceinline__ int clamp16(long long x) {
   return static_cast<int>(min(max(x, 0ll), 16ll));
 }
