@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "axe/bytes.hpp"
-#include "axe/calibrate.hpp"
-#include "axe/dist_tensor.hpp"
-#include "axe/error.hpp"
+#include "axe/core/bytes.hpp"
+#include "axe/runtime/calibrate.hpp"
+#include "axe/runtime/dist_tensor.hpp"
+#include "axe/core/error.hpp"
 
 namespace {
 

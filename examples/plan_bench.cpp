@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 
 using namespace axe;
 using Clock = std::chrono::steady_clock;

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "axe/bytes.hpp"
-#include "axe/dist_tensor.hpp"
-#include "axe/error.hpp"
+#include "axe/core/bytes.hpp"
+#include "axe/runtime/dist_tensor.hpp"
+#include "axe/core/error.hpp"
 
 namespace {
 

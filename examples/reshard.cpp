@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "axe/dist_tensor.hpp"
-#include "axe/error.hpp"
+#include "axe/runtime/dist_tensor.hpp"
+#include "axe/core/error.hpp"
 
 namespace {
 

@@ -52,13 +52,13 @@
 #include <string>
 #include <vector>
 
-#include "axe/bytes.hpp"
+#include "axe/core/bytes.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
-#include "axe/error.hpp"
-#include "axe/plan.hpp"
+#include "axe/core/error.hpp"
+#include "axe/plan/plan.hpp"
 
 using namespace axe;
 

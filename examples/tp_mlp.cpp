@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "axe/dist_tensor.hpp"
-#include "axe/error.hpp"
+#include "axe/runtime/dist_tensor.hpp"
+#include "axe/core/error.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Cost-model calibration (calibrate.hpp): timing one-step redistributions per collective kind on
 // the running backend, the alpha-beta fit, and the cached model file.
-#include "axe/calibrate.hpp"
+#include "axe/runtime/calibrate.hpp"
 
 #include <unistd.h>
 
@@ -14,11 +14,11 @@
 #include <numeric>
 #include <sstream>
 
-#include "axe/bytes.hpp"
-#include "axe/error.hpp"
-#include "axe/mpi_transport.hpp"
-#include "axe/placement.hpp"
-#include "axe/runtime.hpp"
+#include "axe/core/bytes.hpp"
+#include "axe/core/error.hpp"
+#include "axe/runtime/mpi_transport.hpp"
+#include "axe/dist/placement.hpp"
+#include "axe/runtime/runtime.hpp"
 
 namespace axe {
 

@@ -1,5 +1,5 @@
 // DistTensor: creation, scatter/gather and redistribution through cached plans.
-#include "axe/dist_tensor.hpp"
+#include "axe/runtime/dist_tensor.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,6 +1,6 @@
 // MPI transport: non-blocking point-to-point and collectives, polled against a deadline so that a
 // dead or stuck peer becomes an axe::Error on this rank instead of a hang.
-#include "axe/mpi_transport.hpp"
+#include "axe/runtime/mpi_transport.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "axe/backoff.hpp"
-#include "axe/error.hpp"
+#include "axe/core/backoff.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe {
 

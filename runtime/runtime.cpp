@@ -1,5 +1,5 @@
 // Runtime bootstrap: MPI, local rank, tunables, backend choice, collective agreement.
-#include "axe/runtime.hpp"
+#include "axe/runtime/runtime.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,8 +9,8 @@
 #include <map>
 #include <mutex>
 
-#include "axe/error.hpp"
-#include "axe/mpi_transport.hpp"
+#include "axe/core/error.hpp"
+#include "axe/runtime/mpi_transport.hpp"
 
 #if defined(AXE_HAVE_CUDA)
 namespace axe::cuda {

@@ -12,9 +12,9 @@
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/nccl_comm.hpp"
-#include "axe/error.hpp"
-#include "axe/mpi_transport.hpp"
-#include "axe/runtime.hpp"
+#include "axe/core/error.hpp"
+#include "axe/runtime/mpi_transport.hpp"
+#include "axe/runtime/runtime.hpp"
 
 namespace axe::cuda {
 

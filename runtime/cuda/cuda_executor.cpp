@@ -1,9 +1,9 @@
-// CudaExecutor: the host executor's step walk (src/plan/executor.cpp) on device buffers.
+// CudaExecutor: the host executor's step walk (src/exec/executor.cpp) on device buffers.
 //
 // The path of every step is decided by its recorded kind and Step::equal_blocks, which the
 // planner makes the same on every rank (plan.hpp, "Agreement"); this file never chooses a path
 // from one rank's own traffic, so all members of a group always make the same NCCL calls. The
-// shape checks mirror Exec::run_collective in src/plan/executor.cpp and throw, like it, naming the
+// shape checks mirror Exec::run_collective in src/exec/executor.cpp and throw, like it, naming the
 // rank and the step.
 #include "axe/cuda/executor.hpp"
 
@@ -13,11 +13,11 @@
 #include <optional>
 #include <string>
 
-#include "axe/bytes.hpp"
+#include "axe/core/bytes.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cuda {
 

@@ -24,10 +24,10 @@
 #include <string>
 #include <utility>
 
-#include "axe/bytes.hpp"
+#include "axe/core/bytes.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cuda {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <thread>
 
-#include "axe/backoff.hpp"
-#include "axe/error.hpp"
+#include "axe/core/backoff.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cuda {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "axe/cuda/nccl_comm.hpp"
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cuda {
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <string>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "cli/cli.hpp"
 
 namespace axe::cli {

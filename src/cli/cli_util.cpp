@@ -3,7 +3,7 @@
 #include <cctype>
 #include <limits>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cli::util {
 namespace {

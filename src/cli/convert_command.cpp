@@ -1,11 +1,11 @@
-// `axe convert`: CuTe <-> Axe layouts (include/axe/convert.hpp), in either index order.
+// `axe convert`: CuTe <-> Axe layouts (include/axe/layout/convert.hpp), in either index order.
 #include <ostream>
 #include <string>
 
-#include "axe/axe_layout.hpp"
-#include "axe/convert.hpp"
-#include "axe/error.hpp"
-#include "axe/layout.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/layout/convert.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cute/layout.hpp"
 #include "cli/cli.hpp"
 #include "cli/cli_util.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
 #include "cli/cli.hpp"
 #include "cli/cli_util.hpp"
 

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "cli/cli.hpp"
 
 namespace {

@@ -5,10 +5,10 @@
 #include <ostream>
 #include <string>
 
-#include "axe/bytes.hpp"
-#include "axe/error.hpp"
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/core/bytes.hpp"
+#include "axe/core/error.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 #include "cli/cli.hpp"
 #include "cli/cli_util.hpp"
 

@@ -1,10 +1,10 @@
-#include "axe/bytes.hpp"
+#include "axe/core/bytes.hpp"
 
 #include <cctype>
 #include <cstdio>
 #include <limits>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe {
 

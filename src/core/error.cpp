@@ -1,4 +1,4 @@
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 #include <string>
 

@@ -1,10 +1,10 @@
-#include "axe/int_tuple.hpp"
+#include "axe/cute/int_tuple.hpp"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cute {
 

@@ -1,14 +1,14 @@
 // The CuTe layout algebra with every integer treated as static, following the C++ header
 // include/cute/layout.hpp of NVIDIA CUTLASS. Where the header has a static_assert we throw
 // axe::Error with the same condition name; where it branches on is_constant<N> we compare values.
-#include "axe/layout.hpp"
+#include "axe/cute/layout.hpp"
 
 #include <algorithm>
 #include <numeric>
 #include <string>
 #include <utility>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cute {
 namespace {

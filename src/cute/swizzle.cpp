@@ -1,10 +1,10 @@
-#include "axe/swizzle.hpp"
+#include "axe/cute/swizzle.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cute {
 

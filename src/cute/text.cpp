@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "axe/error.hpp"
-#include "axe/int_tuple.hpp"
-#include "axe/layout.hpp"
-#include "axe/swizzle.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cute/int_tuple.hpp"
+#include "axe/cute/layout.hpp"
+#include "axe/cute/swizzle.hpp"
 
 namespace axe::cute {
 namespace {

@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe {
 namespace {

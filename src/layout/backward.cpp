@@ -9,8 +9,8 @@
 #include <numeric>
 #include <string>
 
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
 #include "layout/internal.hpp"
 
 namespace axe {

@@ -2,8 +2,8 @@
 // multisets, offsets sorted with zeros dropped.
 #include <algorithm>
 
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
 #include "layout/internal.hpp"
 
 namespace axe {

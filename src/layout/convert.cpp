@@ -1,8 +1,8 @@
 // Conversions between CuTe layouts (colexicographic) and Axe layouts (row-major D).
 #include <string>
 
-#include "axe/convert.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/convert.hpp"
+#include "axe/core/error.hpp"
 #include "layout/internal.hpp"
 
 namespace axe {

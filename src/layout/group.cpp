@@ -1,6 +1,6 @@
 // Group by a shape (paper Alg. 1): split D's iters into consecutive blocks, one per logical dim.
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
 #include "layout/internal.hpp"
 
 namespace axe {

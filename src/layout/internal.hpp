@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::internal {
 

@@ -12,8 +12,8 @@
 // Anything else (a run that wraps unevenly or more than once) is not an Axe layout: nullopt.
 #include <string>
 
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
 #include "layout/internal.hpp"
 
 namespace axe {

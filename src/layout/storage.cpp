@@ -1,7 +1,7 @@
 // storage() and project(): keep what lands on some axes.
 #include <algorithm>
 
-#include "axe/axe_layout.hpp"
+#include "axe/layout/layout.hpp"
 #include "layout/internal.hpp"
 
 namespace axe {

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <map>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "plan/internal.hpp"
 
 namespace axe::internal {

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "plan/internal.hpp"
 
 namespace axe::internal {

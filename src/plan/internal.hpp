@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "axe/placement.hpp"
-#include "axe/plan.hpp"
+#include "axe/dist/placement.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe::internal {
 

@@ -18,8 +18,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "axe/error.hpp"
-#include "axe/plan.hpp"
+#include "axe/core/error.hpp"
+#include "axe/plan/plan.hpp"
 #include "plan/internal.hpp"
 
 namespace axe {

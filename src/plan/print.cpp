@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 #include "plan/internal.hpp"
 
 namespace axe {

@@ -2,8 +2,8 @@
 // bound and by executors that pipeline a step's pack and unpack with its transfer.
 #include <algorithm>
 
-#include "axe/error.hpp"
-#include "axe/plan.hpp"
+#include "axe/core/error.hpp"
+#include "axe/plan/plan.hpp"
 #include "plan/internal.hpp"
 
 namespace axe {

@@ -1,4 +1,4 @@
-// `axe convert --from-cute A | --to-cute L`: CuTe <-> Axe layouts (include/axe/convert.hpp).
+// `axe convert --from-cute A | --to-cute L`: CuTe <-> Axe layouts (include/axe/layout/convert.hpp).
 #include <gtest/gtest.h>
 
 #include "cli_test_util.hpp"

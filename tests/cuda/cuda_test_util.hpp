@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "axe/cuda/check.hpp"
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe::cuda::test {
 

@@ -12,8 +12,8 @@
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
-#include "axe/executor.hpp"
-#include "axe/simulate.hpp"
+#include "axe/exec/executor.hpp"
+#include "axe/exec/simulate.hpp"
 #include "cuda/cuda_test_util.hpp"
 
 namespace axe::cuda {

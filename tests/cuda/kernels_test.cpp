@@ -11,7 +11,7 @@
 #include <set>
 
 #include "axe/cuda/kernels.hpp"
-#include "axe/executor.hpp"
+#include "axe/exec/executor.hpp"
 #include "cuda/cuda_test_util.hpp"
 #include "support/test_support.hpp"
 

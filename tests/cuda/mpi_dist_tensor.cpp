@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "axe/dist_tensor.hpp"
-#include "axe/error.hpp"
-#include "axe/runtime.hpp"
-#include "axe/simulate.hpp"
+#include "axe/runtime/dist_tensor.hpp"
+#include "axe/core/error.hpp"
+#include "axe/runtime/runtime.hpp"
+#include "axe/exec/simulate.hpp"
 
 using namespace axe;
 

@@ -12,8 +12,8 @@
 
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/nccl_comm.hpp"
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 
 using namespace axe;
 

@@ -1,8 +1,8 @@
-#include "axe/int_tuple.hpp"
+#include "axe/cute/int_tuple.hpp"
 
 #include <gtest/gtest.h>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "random_layout.hpp"
 #include "support/test_support.hpp"
 

@@ -1,9 +1,9 @@
 // Layout construction, evaluation, size/cosize/rank/depth, modes and make_layout.
-#include "axe/layout.hpp"
+#include "axe/cute/layout.hpp"
 
 #include <gtest/gtest.h>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "random_layout.hpp"
 #include "support/test_support.hpp"
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "axe/error.hpp"
-#include "axe/layout.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cute/layout.hpp"
 #include "random_layout.hpp"
 #include "support/test_support.hpp"
 

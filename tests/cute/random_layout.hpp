@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "axe/layout.hpp"
+#include "axe/cute/layout.hpp"
 
 namespace axe::cute::testing {
 

@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
-#include "axe/error.hpp"
-#include "axe/layout.hpp"
-#include "axe/swizzle.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cute/layout.hpp"
+#include "axe/cute/swizzle.hpp"
 #include "json_reader.hpp"
 #include "support/test_support.hpp"
 

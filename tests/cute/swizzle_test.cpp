@@ -1,11 +1,11 @@
 // Swizzle<B,M,S> and ComposedLayout.
-#include "axe/swizzle.hpp"
+#include "axe/cute/swizzle.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "support/test_support.hpp"
 
 namespace axe::cute {

@@ -4,10 +4,10 @@
 
 #include <random>
 
-#include "axe/error.hpp"
-#include "axe/int_tuple.hpp"
-#include "axe/layout.hpp"
-#include "axe/swizzle.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cute/int_tuple.hpp"
+#include "axe/cute/layout.hpp"
+#include "axe/cute/swizzle.hpp"
 #include "support/test_support.hpp"
 
 namespace axe::cute {

@@ -1,8 +1,8 @@
 // tile_to_shape.
 #include <gtest/gtest.h>
 
-#include "axe/error.hpp"
-#include "axe/layout.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cute/layout.hpp"
 #include "random_layout.hpp"
 #include "support/test_support.hpp"
 

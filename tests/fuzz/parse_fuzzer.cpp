@@ -18,11 +18,11 @@
 #include <string_view>
 #include <type_traits>
 
-#include "axe/axe_layout.hpp"
-#include "axe/error.hpp"
-#include "axe/int_tuple.hpp"
-#include "axe/layout.hpp"
-#include "axe/swizzle.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cute/int_tuple.hpp"
+#include "axe/cute/layout.hpp"
+#include "axe/cute/swizzle.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // CuTe <-> Axe conversions under both index orders.
 #include <gtest/gtest.h>
 
-#include "axe/convert.hpp"
+#include "axe/layout/convert.hpp"
 #include "layout/tile_laws.hpp"
 #include "support/test_support.hpp"
 

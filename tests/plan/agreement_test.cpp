@@ -7,8 +7,8 @@
 
 #include <map>
 
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 #include "random_layouts.hpp"
 #include "support/test_support.hpp"
 

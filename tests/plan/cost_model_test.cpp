@@ -1,8 +1,8 @@
 // CostModel::parse: lines "KIND [AXIS,AXIS...] ALPHA_US GBPS", '#' comments; errors name the line.
 #include <gtest/gtest.h>
 
-#include "axe/error.hpp"
-#include "axe/plan.hpp"
+#include "axe/core/error.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 #include "support/test_support.hpp"
 
 namespace axe {

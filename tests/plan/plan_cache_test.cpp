@@ -2,7 +2,7 @@
 // key (layouts, dtype, rank, mesh) gives another plan.
 #include <gtest/gtest.h>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe {
 namespace {

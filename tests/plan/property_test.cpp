@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 #include "random_layouts.hpp"
 #include "support/test_support.hpp"
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <random>
 
-#include "axe/placement.hpp"
+#include "axe/dist/placement.hpp"
 
 namespace axe::test {
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 
 namespace axe {
 namespace {

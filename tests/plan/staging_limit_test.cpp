@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "axe/error.hpp"
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/core/error.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 #include "random_layouts.hpp"
 #include "support/test_support.hpp"
 

@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "axe/error.hpp"
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/core/error.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 
 namespace axe {
 namespace {

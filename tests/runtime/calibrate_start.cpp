@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "axe/calibrate.hpp"
-#include "axe/error.hpp"
+#include "axe/runtime/calibrate.hpp"
+#include "axe/core/error.hpp"
 #include "runtime_test_util.hpp"
 
 namespace axe {

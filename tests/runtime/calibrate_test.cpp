@@ -2,7 +2,7 @@
 // the calibration cases (one step of the kind, x as the planner counts it), the model file
 // (round trip, bad files) and the runtime's model steering the plans DistTensor runs.
 // The start-up path (measure, write, reuse) is runtime_calibrate_np2 (calibrate_start.cpp).
-#include "axe/calibrate.hpp"
+#include "axe/runtime/calibrate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "runtime_test_util.hpp"
 #include "support/test_support.hpp"
 

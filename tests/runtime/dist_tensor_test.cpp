@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "runtime_test_util.hpp"
 
 namespace axe {

@@ -6,8 +6,8 @@
 // them earlier, in its agreement (which times out alike, naming "(agreement)").
 #include <cstdio>
 
-#include "axe/dist_tensor.hpp"
-#include "axe/error.hpp"
+#include "axe/runtime/dist_tensor.hpp"
+#include "axe/core/error.hpp"
 
 int main(int argc, char** argv) {
   axe::Runtime rt(&argc, &argv);

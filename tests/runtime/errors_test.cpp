@@ -2,7 +2,7 @@
 // runtime still usable afterwards.
 #include <gtest/gtest.h>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "runtime_test_util.hpp"
 
 namespace axe {

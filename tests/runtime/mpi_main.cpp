@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "axe/runtime.hpp"
+#include "axe/runtime/runtime.hpp"
 
 namespace {
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {

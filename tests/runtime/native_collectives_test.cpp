@@ -6,8 +6,8 @@
 
 #include <set>
 
-#include "axe/error.hpp"
-#include "axe/mpi_transport.hpp"
+#include "axe/core/error.hpp"
+#include "axe/runtime/mpi_transport.hpp"
 #include "runtime_test_util.hpp"
 
 namespace axe {

@@ -2,7 +2,7 @@
 // tensor: 1-D meshes of 2/4/8, 2-D meshes 2x2 and 2x4, even and uneven shapes, several dtypes.
 #include <gtest/gtest.h>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "runtime_test_util.hpp"
 
 namespace axe {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "runtime_test_util.hpp"
 
 namespace axe {

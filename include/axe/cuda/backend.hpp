@@ -34,7 +34,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "axe/backend.hpp"
+#include "axe/runtime/backend.hpp"
 
 namespace axe::cuda {
 

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe::cuda {
 

@@ -1,5 +1,5 @@
 // The device executor: runs a RankPlan on device buffers with the box kernels and NCCL
-// (DESIGN §5), step for step like the host executor (axe/executor.hpp), on one CUDA stream.
+// (DESIGN §5), step for step like the host executor (axe/exec/executor.hpp), on one CUDA stream.
 //
 // Each step runs as its recorded Step::kind says, never as one rank's traffic suggests (plan.hpp,
 // "Agreement"): a collective step (group of 2 or more) runs
@@ -13,7 +13,7 @@
 // inside ncclGroupStart/End on the world communicator. A rank whose messages do not have the
 // declared collective's shape (a peer outside the group, different blocks, unequal blocks under
 // equal_blocks) is a planner bug: axe::Error naming the rank and the step, before anything is
-// enqueued (mirrors src/plan/executor.cpp).
+// enqueued (mirrors src/exec/executor.cpp).
 //
 // Per step, all launches are enqueued on the stream, in order, with no host synchronisation:
 //   fills (1 launch) -> pack every send message back to back (1 launch) -> one NCCL call ->
@@ -107,7 +107,7 @@
 #include <optional>
 #include <vector>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe::cuda {
 

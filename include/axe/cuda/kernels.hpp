@@ -26,9 +26,9 @@
 #include <memory>
 #include <vector>
 
-#include "axe/dtype.hpp"
-#include "axe/placement.hpp"
-#include "axe/plan.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/dist/placement.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe::cuda {
 

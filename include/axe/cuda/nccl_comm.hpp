@@ -46,8 +46,8 @@
 #endif
 
 #include "axe/cuda/check.hpp"
-#include "axe/dtype.hpp"
-#include "axe/placement.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/dist/placement.hpp"
 
 namespace axe::cuda {
 

@@ -1,6 +1,6 @@
 // A downstream program of the distributed runtime: links axe::runtime from the install tree.
-#include <axe/dist_tensor.hpp>
-#include <axe/runtime.hpp>
+#include <axe/runtime/dist_tensor.hpp>
+#include <axe/runtime/runtime.hpp>
 
 #include <cstdio>
 

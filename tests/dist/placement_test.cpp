@@ -1,9 +1,9 @@
 // Placements -> Axe layouts, and local shard queries (torch.chunk rule for uneven dims).
 #include <gtest/gtest.h>
 
-#include "axe/dtype.hpp"
-#include "axe/error.hpp"
-#include "axe/placement.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/core/error.hpp"
+#include "axe/dist/placement.hpp"
 
 namespace axe {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe {
 

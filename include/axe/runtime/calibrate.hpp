@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe {
 

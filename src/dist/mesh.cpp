@@ -1,9 +1,9 @@
-#include "axe/mesh.hpp"
+#include "axe/dist/mesh.hpp"
 
 #include <algorithm>
 #include <string>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe {
 

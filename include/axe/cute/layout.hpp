@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "axe/int_tuple.hpp"
+#include "axe/cute/int_tuple.hpp"
 
 namespace axe::cute {
 

@@ -15,8 +15,8 @@
 // S[(16,8):(1,16)] under Linear order.
 #pragma once
 
-#include "axe/axe_layout.hpp"
-#include "axe/layout.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/cute/layout.hpp"
 
 namespace axe {
 

@@ -27,8 +27,8 @@
 #include <string>
 #include <string_view>
 
-#include "axe/backend.hpp"
-#include "axe/calibrate.hpp"
+#include "axe/runtime/backend.hpp"
+#include "axe/runtime/calibrate.hpp"
 
 namespace axe {
 

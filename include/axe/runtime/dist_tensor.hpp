@@ -37,12 +37,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "axe/backend.hpp"
-#include "axe/dtype.hpp"
-#include "axe/error.hpp"
-#include "axe/placement.hpp"
-#include "axe/plan.hpp"
-#include "axe/runtime.hpp"
+#include "axe/runtime/backend.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/core/error.hpp"
+#include "axe/dist/placement.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/runtime/runtime.hpp"
 
 namespace axe {
 
@@ -58,7 +58,7 @@ constexpr DType dtype_of() {
   }
 }
 
-// load_element / store_element (one element as double, and back) are in axe/dtype.hpp.
+// load_element / store_element (one element as double, and back) are in axe/core/dtype.hpp.
 
 // A whole tensor in host memory, row-major.
 struct HostTensor {

@@ -1,4 +1,4 @@
-#include "axe/dtype.hpp"
+#include "axe/core/dtype.hpp"
 
 #include <bit>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe {
 

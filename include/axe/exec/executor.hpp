@@ -21,7 +21,7 @@
 #include <span>
 #include <vector>
 
-#include "axe/plan.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe {
 

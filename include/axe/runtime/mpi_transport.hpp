@@ -49,7 +49,7 @@
 #include <string_view>
 #include <vector>
 
-#include "axe/executor.hpp"
+#include "axe/exec/executor.hpp"
 
 namespace axe {
 

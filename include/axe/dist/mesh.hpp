@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "axe/axe_layout.hpp"
+#include "axe/layout/layout.hpp"
 
 namespace axe {
 

@@ -1,5 +1,5 @@
 // The in-process simulator and the element-by-element reference.
-#include "axe/simulate.hpp"
+#include "axe/exec/simulate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <limits>
 #include <thread>
 
-#include "axe/error.hpp"
-#include "axe/executor.hpp"
+#include "axe/core/error.hpp"
+#include "axe/exec/executor.hpp"
 #include "plan/internal.hpp"
 
 namespace axe {

@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "axe/placement.hpp"
-#include "axe/plan.hpp"
-#include "axe/simulate.hpp"
+#include "axe/dist/placement.hpp"
+#include "axe/plan/plan.hpp"
+#include "axe/exec/simulate.hpp"
 #include "support/test_support.hpp"
 
 namespace axe {

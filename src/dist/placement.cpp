@@ -1,10 +1,10 @@
-#include "axe/placement.hpp"
+#include "axe/dist/placement.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <string>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "plan/internal.hpp"
 
 namespace axe {

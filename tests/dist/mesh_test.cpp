@@ -1,8 +1,8 @@
 // Mesh: rank <-> coordinate, groups, text form.
 #include <gtest/gtest.h>
 
-#include "axe/error.hpp"
-#include "axe/mesh.hpp"
+#include "axe/core/error.hpp"
+#include "axe/dist/mesh.hpp"
 
 namespace axe {
 namespace {

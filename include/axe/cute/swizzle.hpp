@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "axe/layout.hpp"
+#include "axe/cute/layout.hpp"
 
 namespace axe::cute {
 

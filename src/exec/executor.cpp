@@ -1,5 +1,5 @@
 // The executor: pack, transport, unpack (and reduce) for each step of a RankPlan.
-#include "axe/executor.hpp"
+#include "axe/exec/executor.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <span>
 
-#include "axe/error.hpp"
+#include "axe/core/error.hpp"
 #include "plan/internal.hpp"
 
 namespace axe {

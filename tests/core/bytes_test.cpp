@@ -1,8 +1,8 @@
-// parse_bytes / parse_byte_list / bytes_text (axe/bytes.hpp): exact examples and errors.
+// parse_bytes / parse_byte_list / bytes_text (axe/core/bytes.hpp): exact examples and errors.
 #include <gtest/gtest.h>
 
-#include "axe/bytes.hpp"
-#include "axe/error.hpp"
+#include "axe/core/bytes.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe {
 namespace {

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "axe/executor.hpp"
-#include "axe/plan.hpp"
+#include "axe/exec/executor.hpp"
+#include "axe/plan/plan.hpp"
 
 namespace axe {
 

@@ -42,8 +42,8 @@
 #include <string_view>
 #include <vector>
 
-#include "axe/axe_layout.hpp"
-#include "axe/mesh.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/dist/mesh.hpp"
 
 namespace axe {
 

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "axe/dtype.hpp"
-#include "axe/error.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/core/error.hpp"
 
 namespace axe {
 namespace {

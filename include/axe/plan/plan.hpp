@@ -44,10 +44,10 @@
 #include <string>
 #include <vector>
 
-#include "axe/axe_layout.hpp"
-#include "axe/dtype.hpp"
-#include "axe/mesh.hpp"
-#include "axe/placement.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/dist/mesh.hpp"
+#include "axe/dist/placement.hpp"
 
 namespace axe {
 
