@@ -251,10 +251,9 @@ Resolved resolve(const Runtime& rt, const CalibrationOptions& o) {
   const bool host = rt.backend().name() == "host";
   r.sizes = o.sizes;
   if (r.sizes.empty()) {
-    std::string t = tunable("AXE_CALIBRATE_SIZES");
-    r.sizes = t.empty() ? (host ? std::vector<std::int64_t>{4096, 65536, 262144}
-                                : std::vector<std::int64_t>{65536, 2 << 20, 64 << 20})
-                        : parse_byte_list(t, "AXE_CALIBRATE_SIZES");
+    r.sizes = tunable_byte_list("AXE_CALIBRATE_SIZES");
+    if (r.sizes.empty())
+      r.sizes = host ? std::vector<std::int64_t>{4096, 65536, 262144} : std::vector<std::int64_t>{65536, 2 << 20, 64 << 20};
   }
   std::vector<std::int64_t> s = r.sizes;
   std::sort(s.begin(), s.end());

@@ -22,53 +22,6 @@ void register_backend();
 
 namespace axe {
 
-// ---- tunables -----------------------------------------------------------------------------
-
-namespace {
-constexpr Tunable kTunables[] = {
-    {"AXE_BACKEND", "", "host | cuda; empty: cuda when built in and a GPU is visible, else host"},
-    {"AXE_TIMEOUT_S", "300", "seconds any wait on a peer may take before it is an axe::Error"},
-    {"AXE_LOCAL_RANK", "", "local rank on the node (GPU index) when the launcher sets none"},
-    {"AXE_TEST_SEED", "", "seed of the seeded random tests (tests only)"},
-    {"AXE_CALIBRATE", "",
-     "path of a cost-model calibration: loaded when it matches this world (backend, ranks, mesh, sizes), "
-     "else measured at start-up (about a second) and written there; empty: no calibration"},
-    {"AXE_COST_MODEL", "", "path of a cost-model file (KIND [AXIS,...] ALPHA_US GBPS lines) the planner uses"},
-    {"AXE_CALIBRATE_MESH", "",
-     "mesh of the world (e.g. x=2,y=2) whose single-axis groups the calibration also measures; empty: world only"},
-    {"AXE_CALIBRATE_SIZES", "",
-     "per-rank sizes the calibration times (e.g. 64K,16M); empty: 64K,2M,64M on GPUs, 4K,64K,256K on the host backend"},
-    {"AXE_NCCL_BLOCKING", "1",
-     "cuda: 1 = blocking data communicators (~20 us less host time per NCCL call; a peer dying while NCCL "
-     "connects can hang the host), 0 = every communicator non-blocking (every host wait bounded)"},
-    {"AXE_PIPELINE_CHUNKS", "1",
-     "cuda: at most this many chunks a step with large pack/unpack work is pipelined in (1 = off; it was "
-     "slower on 2 H200s)"},
-    {"AXE_PIPELINE_MIN_BYTES", "8388608", "cuda: pack + unpack bytes from which a step is pipelined"},
-    {"AXE_PIPELINE_BLOCKS_PER_SM", "4", "cuda: blocks per SM of the box kernels inside a pipelined step (1..8)"},
-};
-}  // namespace
-
-std::span<const Tunable> tunables() { return kTunables; }
-
-std::string tunable(std::string_view name) {
-  for (const auto& t : kTunables)
-    if (t.name == name) {
-      const char* v = std::getenv(std::string(name).c_str());
-      return v && *v ? std::string(v) : std::string(t.default_value);
-    }
-  fail("tunable '" + std::string(name) + "' is not declared (runtime.cpp kTunables)");
-}
-
-double timeout_from_env() {
-  std::string v = tunable("AXE_TIMEOUT_S");
-  char* end = nullptr;
-  double t = std::strtod(v.c_str(), &end);
-  if (end == v.c_str() || *end != '\0' || !(t > 0))
-    fail("AXE_TIMEOUT_S='" + v + "' is not a positive number of seconds");
-  return t;
-}
-
 std::uint64_t fingerprint(std::string_view text) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
@@ -136,12 +89,14 @@ void register_builtin() {
 
 Runtime* g_current = nullptr;
 
-int env_int(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return -1;
+// A launcher's local-rank variable: -1 when unset.
+int local_rank_env(const char* name) {
+  const auto v = environment(name);
+  if (!v) return -1;
   char* end = nullptr;
-  long x = std::strtol(v, &end, 10);
-  if (*end != '\0' || x < 0) fail(std::string(name) + "='" + v + "' is not a non-negative integer");
+  const long x = std::strtol(v->c_str(), &end, 10);
+  if (end == v->c_str() || *end != '\0' || x < 0 || x > (1 << 20))
+    fail(std::string(name) + "='" + *v + "' is not a local rank (expected an integer in 0..1048576)");
   return static_cast<int>(x);
 }
 }  // namespace
@@ -178,7 +133,7 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
   try {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    timeout_s_ = options.timeout_s > 0 ? options.timeout_s : timeout_from_env();
+    timeout_s_ = options.timeout_s > 0 ? options.timeout_s : tunable_seconds("AXE_TIMEOUT_S");
     // Local size from a shared-memory split; local rank from the launcher when it says so.
     MPI_Comm node;
     AXE_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
@@ -186,9 +141,9 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
     MPI_Comm_size(node, &local_size_);
     MPI_Comm_free(&node);
     int lr = options.local_rank;
-    if (lr < 0) lr = env_int("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (lr < 0) lr = env_int("SLURM_LOCALID");
-    if (lr < 0) lr = env_int("AXE_LOCAL_RANK");
+    if (lr < 0) lr = local_rank_env("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (lr < 0) lr = local_rank_env("SLURM_LOCALID");
+    if (lr < 0 && tunable_set("AXE_LOCAL_RANK")) lr = static_cast<int>(tunable_int("AXE_LOCAL_RANK"));
     if (lr >= 0) local_rank_ = lr;
     transport_ = std::make_unique<MpiTransport>(MPI_COMM_WORLD, timeout_s_);
 

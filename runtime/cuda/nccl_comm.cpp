@@ -9,22 +9,13 @@
 
 #include "axe/core/backoff.hpp"
 #include "axe/core/error.hpp"
+#include "axe/core/tunables.hpp"
 
 namespace axe::cuda {
 
 void throw_nccl_error(ncclResult_t r, const char* expr, const char* file, int line) {
   throw Error(std::string(file) + ":" + std::to_string(line) + ": " + expr +
               " failed: " + ncclGetErrorString(r));
-}
-
-double timeout_seconds_from_env() {
-  const char* v = std::getenv("AXE_TIMEOUT_S");
-  if (!v || !*v) return 300.0;
-  char* end = nullptr;
-  const double t = std::strtod(v, &end);
-  if (end == v || *end != '\0' || !(t > 0))
-    fail(std::string("AXE_TIMEOUT_S: '") + v + "' is not a number of seconds > 0");
-  return t;
 }
 
 ncclDataType_t nccl_type(DType t) {
@@ -51,15 +42,6 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-bool blocking_from_env() {
-  const char* v = std::getenv("AXE_NCCL_BLOCKING");
-  if (!v || !*v) return true;
-  const std::string s(v);
-  if (s == "1") return true;
-  if (s == "0") return false;
-  fail("AXE_NCCL_BLOCKING: '" + s + "' is neither 0 nor 1");
-}
-
 ncclConfig_t NcclComm::config(bool data) const {
   ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
   c.blocking = data && blocking_ ? 1 : 0;
@@ -69,7 +51,7 @@ ncclConfig_t NcclComm::config(bool data) const {
 
 NcclComm::NcclComm(const ncclUniqueId& id, int rank, int nranks, int device, double timeout_s)
     : rank_(rank), size_(nranks), device_(device) {
-  timeout_ = timeout_s > 0 ? timeout_s : timeout_seconds_from_env();
+  timeout_ = timeout_s > 0 ? timeout_s : tunable_seconds("AXE_TIMEOUT_S");
   if (rank < 0 || rank >= nranks)
     fail("NcclComm: rank " + std::to_string(rank) + " is outside 0.." + std::to_string(nranks - 1));
   init(id);
@@ -82,7 +64,7 @@ ncclUniqueId NcclComm::unique_id() {
 }
 
 void NcclComm::init(const ncclUniqueId& id) {
-  blocking_ = blocking_from_env();
+  blocking_ = tunable_int("AXE_NCCL_BLOCKING") == 1;
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   ncclConfig_t cfg = config(false);
   const ncclResult_t r = ncclCommInitRankConfig(&world_, size_, id, rank_, &cfg);

@@ -4,12 +4,13 @@
 
 #include "axe/cuda/nccl_comm.hpp"
 #include "axe/core/error.hpp"
+#include "axe/core/tunables.hpp"
 
 namespace axe::cuda {
 
 #ifdef AXE_CUDA_HAVE_MPI
 NcclComm::NcclComm(MPI_Comm comm, int device, double timeout_s) : device_(device) {
-  timeout_ = timeout_s > 0 ? timeout_s : timeout_seconds_from_env();
+  timeout_ = timeout_s > 0 ? timeout_s : tunable_seconds("AXE_TIMEOUT_S");
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   ncclUniqueId id{};

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "axe/core/error.hpp"
+#include "axe/core/tunables.hpp"
 #include "axe/cute/layout.hpp"
 #include "axe/cute/swizzle.hpp"
 #include "json_reader.hpp"
@@ -517,8 +518,8 @@ class CaseRunner {
 };
 
 std::string vectors_path() {
-  if (const char* p = std::getenv("AXE_CUTE_VECTORS")) return p;
-  return axe::test::testdata_dir() + "/cute_reference_vectors.json";
+  const std::string p = axe::tunable("AXE_CUTE_VECTORS");
+  return p.empty() ? axe::test::testdata_dir() + "/cute_reference_vectors.json" : p;
 }
 
 TEST(ReferenceVectors, EveryCaseMatchesCuTe) {

@@ -10,13 +10,12 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "axe/core/tunables.hpp"
+
 namespace axe::test {
 
 std::uint64_t test_seed() {
-  std::uint64_t seed = 20260121;
-  if (const char* env = std::getenv("AXE_TEST_SEED"); env && *env) {
-    seed = std::strtoull(env, nullptr, 0);
-  }
+  const auto seed = static_cast<std::uint64_t>(tunable_int("AXE_TEST_SEED"));
   if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
     ::testing::Test::RecordProperty("seed", std::to_string(seed));
     std::cout << "[ seed     ] " << info->test_suite_name() << "." << info->name()
@@ -31,8 +30,8 @@ std::mt19937_64 make_rng(std::uint64_t salt) {
 }
 
 std::string testdata_dir() {
-  if (const char* env = std::getenv("AXE_TESTDATA_DIR"); env && *env) return env;
-  return AXE_SHARED_TESTDATA;
+  const std::string dir = tunable("AXE_TESTDATA_DIR");
+  return dir.empty() ? AXE_SHARED_TESTDATA : dir;
 }
 
 std::string cli_binary() { return AXE_CLI_BINARY; }

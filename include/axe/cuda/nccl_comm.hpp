@@ -53,11 +53,6 @@ namespace axe::cuda {
 
 [[noreturn]] void throw_nccl_error(ncclResult_t r, const char* expr, const char* file, int line);
 
-// AXE_TIMEOUT_S parsed as seconds > 0 (default 300); throws axe::Error naming the text.
-double timeout_seconds_from_env();
-// AXE_NCCL_BLOCKING: "1" or unset: blocking data communicators, "0": non-blocking; else axe::Error.
-bool blocking_from_env();
-
 ncclDataType_t nccl_type(DType t);
 // Avg maps to ncclSum (the caller divides by the term count, as the host executor does).
 ncclRedOp_t nccl_op(ReduceOp op);

@@ -27,24 +27,11 @@
 #include <string>
 #include <string_view>
 
+#include "axe/core/tunables.hpp"
 #include "axe/runtime/backend.hpp"
 #include "axe/runtime/calibrate.hpp"
 
 namespace axe {
-
-// Tunables (STYLE §10): every environment variable axe reads, with its default. README and
-// `tunables()` list the same table.
-struct Tunable {
-  std::string_view name;
-  std::string_view default_value;
-  std::string_view description;
-};
-std::span<const Tunable> tunables();
-// The value of a declared tunable: the environment if set and non-empty, else its default.
-// Throws axe::Error on a name that is not declared.
-std::string tunable(std::string_view name);
-// AXE_TIMEOUT_S parsed as seconds > 0; throws axe::Error naming the text otherwise.
-double timeout_from_env();
 
 struct RuntimeOptions {
   std::string backend;   // "" : AXE_BACKEND, else automatic
