@@ -12,14 +12,6 @@
 #include "axe/core/error.hpp"
 #include "axe/runtime/mpi_transport.hpp"
 
-#if defined(AXE_HAVE_CUDA)
-namespace axe::cuda {
-// Defined by the CUDA backend (runtime/cuda/, target axe_cuda with AXE_PROVIDES_BACKEND ON):
-// registers the "cuda" BackendEntry.
-void register_backend();
-}  // namespace axe::cuda
-#endif
-
 namespace axe {
 
 std::uint64_t fingerprint(std::string_view text) {
@@ -81,9 +73,6 @@ void register_builtin() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_backend({"host", [] { return true; }, [](Runtime& rt) { return std::make_unique<HostBackend>(rt); }});
-#if defined(AXE_HAVE_CUDA)
-    axe::cuda::register_backend();
-#endif
   });
 }
 

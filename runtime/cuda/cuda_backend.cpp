@@ -269,3 +269,9 @@ void register_backend() {
 }
 
 }  // namespace axe::cuda
+
+// The backend registers itself when this object is linked in: axe::runtime's link options name
+// this symbol (`--undefined`, runtime/cuda/CMakeLists.txt), so every program that links the runtime
+// pulls the object from the static library and runs this initializer before main. The runtime
+// never names the backend. No CUDA call happens here: availability is asked when a Runtime starts.
+extern "C" const bool axe_cuda_backend_registered = (axe::cuda::register_backend(), true);

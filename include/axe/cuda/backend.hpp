@@ -82,7 +82,8 @@ class CudaView : public Buffer {
   int device_;
 };
 
-// Registers BackendEntry "cuda" (called once by the Runtime when the backend is built in).
+// Registers BackendEntry "cuda". Programs that link axe::runtime call it before main, through
+// a static initializer in cuda_backend.cpp; calling it again replaces the entry with an equal one.
 void register_backend();
 
 }  // namespace axe::cuda

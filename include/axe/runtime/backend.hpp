@@ -4,9 +4,9 @@
 // A Backend owns one rank's device (the host, or one GPU) and executes RankPlans on Buffers it
 // allocated. The runtime picks one by name ("host", "cuda") through a registry:
 //   - "host" is always registered: host memory, the MPI transport (mpi_transport.hpp).
-//   - "cuda" is registered by the CUDA backend (runtime/cuda/) when it is compiled in
-//     (AXE_HAVE_CUDA): it calls register_backend("cuda", ...) from axe::cuda::register_backend(),
-//     which Runtime calls once before choosing. Without it, AXE_BACKEND=cuda is an axe::Error.
+//   - "cuda" is registered by the CUDA backend (runtime/cuda/, target axe::cuda) itself, before
+//     main, in every program that links axe::runtime while the backend is built in; the runtime
+//     does not name it. Without it, AXE_BACKEND=cuda is an axe::Error.
 //
 // Example: Runtime rt; rt.backend().name() == "host" on a machine without GPUs;
 //   auto b = rt.backend().allocate(4096);  // 4096 zero bytes of host memory
