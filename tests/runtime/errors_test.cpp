@@ -94,6 +94,15 @@ TEST(Errors, BadScatterInputFailsOnEveryRank) {
   EXPECT_NE(e.find("outside the world"), std::string::npos) << e;
 }
 
+// The CUDA backend registers itself (a static initializer that axe::runtime keeps in the link):
+// a program that links axe::runtime sees "cuda" exactly when the backend was built.
+TEST(Runtime, BackendsBuiltInAreRegistered) {
+  const auto names = registered_backends();
+  const bool cuda = std::find(names.begin(), names.end(), "cuda") != names.end();
+  EXPECT_EQ(cuda, AXE_TEST_CUDA_BACKEND != 0);
+  EXPECT_NE(std::find(names.begin(), names.end(), "host"), names.end());
+}
+
 TEST(Errors, CudaBackendWithoutCudaIsAClearError) {
   auto names = registered_backends();
   if (std::find(names.begin(), names.end(), "cuda") != names.end()) GTEST_SKIP() << "the CUDA backend is built in";
