@@ -7,11 +7,13 @@
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "cuda/device/box_kernel.cuh"
+#include "cuda/device/index_decode.cuh"
 #include "cuda/internal.hpp"
 
 namespace axe::cuda {
 
 using internal::RDesc;
+using internal::decode_modes;
 using internal::grid_for;
 using internal::kChunk;
 using internal::kThreads;
@@ -102,32 +104,13 @@ __device__ __forceinline__ void row_chunk(const RDesc& d, long long base, const 
     if (!ok[k]) continue;
     long long m, so = d.soff, dof = d.doff;
     if (d.small) {  // 32-bit division
-      unsigned row = static_cast<unsigned>(u) / static_cast<unsigned>(d.slots);
+      const unsigned row = static_cast<unsigned>(u) / static_cast<unsigned>(d.slots);
       m = static_cast<unsigned>(u) - row * static_cast<unsigned>(d.slots);
-#pragma unroll
-      for (int i = R - 1; i >= 0; --i) {
-        if (i < d.rank) {
-          const unsigned e = static_cast<unsigned>(d.ext[i]);
-          const unsigned nq = row / e;
-          const unsigned j = row - nq * e;
-          row = nq;
-          so += static_cast<long long>(j) * d.sst[i];
-          dof += static_cast<long long>(j) * d.dst[i];
-        }
-      }
+      decode_modes<0, R>(d, row, so, dof);
     } else {
-      long long row = u / d.slots;
+      const long long row = u / d.slots;
       m = u - row * d.slots;
-#pragma unroll
-      for (int i = R - 1; i >= 0; --i) {
-        if (i < d.rank) {
-          const long long nq = row / d.ext[i];
-          const long long j = row - nq * d.ext[i];
-          row = nq;
-          so += j * d.sst[i];
-          dof += j * d.dst[i];
-        }
-      }
+      decode_modes<0, R>(d, row, so, dof);
     }
     const std::uintptr_t D = reinterpret_cast<std::uintptr_t>(dst) + dof;
     dw[k] = (D & ~std::uintptr_t{15}) + 16 * static_cast<std::uintptr_t>(m);

@@ -18,6 +18,7 @@
 
 #include "axe/cuda/box_list.hpp"
 #include "axe/cuda/check.hpp"
+#include "cuda/device/index_decode.cuh"
 #include "cuda/internal.hpp"
 
 namespace axe::cuda::internal {
@@ -49,32 +50,11 @@ __device__ __forceinline__ void offsets(const Desc& d, long long u, long long& s
   so = d.soff;
   dof = d.doff;
   if (d.small) {
-    unsigned q = static_cast<unsigned>(u);
-#pragma unroll
-    for (int m = kMaxModes - 1; m > 0; --m) {
-      if (m < d.rank) {
-        const unsigned e = static_cast<unsigned>(d.ext[m]);
-        const unsigned nq = q / e;
-        const unsigned i = q - nq * e;
-        q = nq;
-        so += static_cast<long long>(i) * d.sst[m];
-        dof += static_cast<long long>(i) * d.dst[m];
-      }
-    }
+    const unsigned q = decode_modes<1, kMaxModes>(d, static_cast<unsigned>(u), so, dof);
     so += static_cast<long long>(q) * d.sst[0];
     dof += static_cast<long long>(q) * d.dst[0];
   } else {
-    long long q = u;
-#pragma unroll
-    for (int m = kMaxModes - 1; m > 0; --m) {
-      if (m < d.rank) {
-        const long long nq = q / d.ext[m];
-        const long long i = q - nq * d.ext[m];
-        q = nq;
-        so += i * d.sst[m];
-        dof += i * d.dst[m];
-      }
-    }
+    const long long q = decode_modes<1, kMaxModes>(d, u, so, dof);
     so += q * d.sst[0];
     dof += q * d.dst[0];
   }
