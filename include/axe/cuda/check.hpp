@@ -2,7 +2,7 @@
 // own message, thrown as axe::Error so every backend reports failures the same way.
 //
 // Example: AXE_CUDA_CHECK(cudaMalloc(&p, n)) on an out-of-memory device throws
-//   axe::Error("runtime/cuda/kernels.cu:120: cudaMalloc(&p, n) failed: out of memory")
+//   axe::Error("runtime/cuda/box_list.cpp:233: cudaMalloc(&p, n) failed: out of memory")
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,0 +1,72 @@
+// How copy_boxes (kernels.hpp) moves a BoxList (box_list.hpp): which boxes go to the copy engines,
+// which rows to the realigned-row kernel and which to the box kernel, under a process-wide policy.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "axe/plan/plan.hpp"
+
+namespace axe::cuda {
+
+class BoxList;
+
+// One cudaMemcpy2DAsync of copy_boxes (see CopyEnginePolicy below): `height` rows of `width` bytes,
+// byte offsets and pitches into the source (0: src, 1: src2) and the destination.
+struct EngineCopy {
+  int source = 0;
+  std::int64_t src_offset = 0, src_pitch = 0, dst_offset = 0, dst_pitch = 0, width = 0, height = 1;
+  bool operator==(const EngineCopy&) const = default;
+};
+
+// How copy_boxes moves each box: which boxes go to the copy engines, and which rows go through
+// the realigned-row kernel (see copy_engine_policy below).
+struct CopyEnginePolicy {
+  std::int64_t min_bytes = std::int64_t{2} << 20;  // boxes of at least this many bytes; 0: never
+  int unit_below = 8;  // whose kernel unit would be smaller than this many bytes (17: any unit)
+  std::int64_t realign_min_row = 64;  // realigned rows of at least this many bytes; 0: never
+  bool operator==(const CopyEnginePolicy&) const = default;
+};
+
+// Realigned rows: a box whose innermost mode is contiguous on both sides in rows of at least
+// policy.realign_min_row bytes, but whose row length, pitches or offsets hold the box kernel to
+// units of 1, 2 or 4 bytes (rows of an uneven shard: 2047 of 4095 elements), goes through a
+// second kernel that moves every row in 16-byte slots of the destination: aligned 16-byte
+// stores, each assembled from the two aligned 16-byte source words it straddles (a funnel shift
+// by the row's source-minus-destination misalignment); the partial words at either end of a row
+// are read and written element by element, so no access leaves the row. Its unit counts as 16
+// bytes in the copy-engine rule below. Example: rows of 2047 bf16 at source pitch 4095 and
+// offset 1 move as 256 slots per row instead of 2047 2-byte accesses. Measured on an H200
+// (examples/results/1xH200/kernel256.txt), as % of cudaMemcpy on the same bytes: such rows
+// packed 71 % (bf16) / 77 % (f32), unpacked 66 % / 76 %, copied between odd pitches 74 % / 77 %,
+// against 20-21 % / 37-39 % on the box kernel alone and 37-38 % / 41-44 % on the copy engines.
+//
+// Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
+// kernels when it has at least policy.min_bytes bytes and either is one contiguous run (1 mode
+// after merging), or has its innermost mode contiguous on both sides with rows of at least
+// kCopyEngineMinRow bytes (2 modes; 3 modes when the outermost extent is at most 4) and the
+// kernel would move it in units smaller than policy.unit_below bytes (the unit is the largest
+// power of two up to 16 dividing the row length, pitches and offsets in bytes; 16 for realigned
+// rows). Measured on an H200 (examples/results/2xH200/kernel.txt, copy_engines.txt), 256 MiB,
+// as % of cudaMemcpy: a contiguous run 99.9 % on the engines, 91.5 % on the kernel; rows of
+// 8 KiB at 16-byte alignment 41 % on the engines, 88 % on the kernel; rows of 2047 of 4095
+// elements at odd offsets (uneven shards, kernel units of 2 / 4 bytes) 37 % / 43 % on the
+// engines, 20 % / 36 % on the box kernel (the realigned-row kernel now takes them). Hence the
+// default unit_below of 8. A box becomes one call per plane (3 modes) and per
+// kMaxCopyEngineRows rows; at most kMaxCopyEngineCalls calls per list; the realigned rows, then
+// the other boxes, go through one kernel launch each after them, on the same stream.
+// Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off), AXE_COPY_ENGINE_UNIT (1..17)
+// and AXE_REALIGN_MIN_ROW (bytes, 0 turns realigned rows off), else the CopyEnginePolicy
+// defaults. Process-wide; set returns the previous policy and throws axe::Error on a negative
+// min_bytes or realign_min_row or a unit_below outside 1..17.
+inline constexpr std::int64_t kCopyEngineMinRow = 1024;
+inline constexpr int kMaxCopyEngineCalls = 32;
+inline constexpr std::int64_t kMaxCopyEngineRows = 65536;
+CopyEnginePolicy copy_engine_policy();
+CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy);
+// The copy-engine calls copy_boxes makes for `list` under `policy`, for tests.
+std::vector<EngineCopy> engine_copies(const BoxList& list, const CopyEnginePolicy& policy);
+// The (merged) boxes copy_boxes moves through the realigned-row kernel under `policy`, for tests.
+std::vector<Transfer> realigned_rows(const BoxList& list, const CopyEnginePolicy& policy);
+
+}  // namespace axe::cuda

@@ -1,0 +1,90 @@
+// Internals of the box kernels shared by box_list.cpp, copy_engine.cpp and the .cu files: the
+// work split, the device descriptors of a BoxList, its cached tables and the host helpers that
+// merge modes and choose units.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "axe/cuda/box_list.hpp"
+#include "axe/cuda/copy_engine.hpp"
+#include "axe/plan/plan.hpp"
+
+namespace axe::cuda {
+namespace internal {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+constexpr long long kChunk = kThreads * kUnroll;
+
+struct Desc {
+  long long ext[kMaxModes];  // innermost extent in units
+  long long sst[kMaxModes];  // strides in units
+  long long dst[kMaxModes];
+  long long soff, doff;  // units
+  long long units;       // units in the box
+  long long chunk_begin;
+  int rank;
+  int ulog;   // log2(unit bytes)
+  int small;  // every index fits 32 bits
+  int source;  // 0: src, 1: src2
+};
+static_assert(sizeof(Desc) % 8 == 0);
+
+// A box of the realigned-row kernel: rows of `run` bytes, each `slots` 16-byte slots of the
+// destination (the slots its row touches, at most (run + 30) / 16), over the outer modes.
+struct RDesc {
+  long long ext[kMaxModes];  // outer modes, outermost first
+  long long sst[kMaxModes];  // strides in bytes
+  long long dst[kMaxModes];
+  long long soff, doff;  // bytes
+  long long run;         // bytes per row
+  long long slots;       // slots per row
+  long long units;       // rows * slots
+  long long chunk_begin;
+  int rank;    // outer modes (0: one row)
+  int small;   // units fit 32 bits
+  int source;  // 0: src, 1: src2
+  int pad_;
+};
+static_assert(sizeof(RDesc) % 8 == 0);
+
+std::int64_t box_elements(const Transfer& t);
+
+// Drops extent-1 modes and merges mode k into k+1 where both sides are contiguous across them.
+Transfer merge_modes(const Transfer& t);
+
+void check_box(const Transfer& t);
+
+// Largest power-of-two unit (bytes, <= cap) that the box allows.
+int unit_log2(const Transfer& t, std::int64_t es, int cap);
+
+// Launch heuristics (launch.cpp): the alignment of a base pointer, the grid of a box-kernel launch.
+int pointer_align(const void* p);
+int grid_for(std::int64_t chunks);
+
+}  // namespace internal
+
+struct BoxList::Tables {
+  std::mutex mu;
+  struct Entry {
+    void* dev = nullptr;
+    void* host = nullptr;
+    std::int64_t chunks = 0;
+    int modes = 0;
+  };
+  std::map<int, Entry> by_align;         // key 0: the realigned-row table (row_device)
+  CopyEnginePolicy split_policy{-1, 0};  // the policy `split` was computed for (none yet)
+  BoxList::Split split;
+  ~Tables() {
+    for (auto& [a, e] : by_align) {
+      if (e.dev) cudaFree(e.dev);
+      if (e.host) cudaFreeHost(e.host);
+    }
+  }
+};
+
+}  // namespace axe::cuda
