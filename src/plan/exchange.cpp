@@ -17,21 +17,6 @@ namespace axe::internal {
 
 namespace {
 
-struct VarRef {
-  enum Kind : std::uint8_t { ModeV, RepV, PartV } kind;
-  std::size_t index;
-};
-
-struct Assign {
-  std::vector<std::int64_t> md, r, t;  // mode digits (-1 free), replica digits, term digits
-};
-
-std::int64_t row_major(const std::vector<std::int64_t>& digits, const std::vector<SideIter>& it) {
-  std::int64_t x = 0;
-  for (std::size_t i = 0; i < it.size(); ++i) x = x * it[i].extent + digits[i];
-  return x;
-}
-
 std::vector<std::int64_t> decode(std::int64_t x, const std::vector<SideIter>& it) {
   std::vector<std::int64_t> d(it.size());
   for (std::size_t i = it.size(); i-- > 0;) {
@@ -39,89 +24,6 @@ std::vector<std::int64_t> decode(std::int64_t x, const std::vector<SideIter>& it
     x /= it[i].extent;
   }
   return d;
-}
-
-// Calls f for every combination of digits over `extents` (row-major, last fastest).
-template <class F>
-void odometer(const std::vector<std::int64_t>& extents, F&& f) {
-  std::vector<std::int64_t> d(extents.size(), 0);
-  for (auto e : extents)
-    if (e <= 0) return;
-  while (true) {
-    f(d);
-    std::size_t i = d.size();
-    while (i > 0) {
-      --i;
-      if (++d[i] < extents[i]) break;
-      d[i] = 0;
-      if (i == 0) return;
-    }
-    if (d.empty()) return;
-  }
-}
-
-// Solves one side's device coordinate `c` for box b: every assignment of the modes on that
-// side's device axes and of its replica and term digits. `mem_rep_all`: enumerate replica digits
-// on `m` (destination: every slot needs data) or fix them to 0 (source: one copy sends).
-std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
-                               const std::vector<std::int64_t>& c, bool mem_rep_all) {
-  const std::size_t nm = b.modes.size();
-  Assign base;
-  base.md.assign(nm, -1);
-  base.r.assign(s.rep.size(), 0);
-  base.t.assign(s.part.size(), 0);
-  std::vector<Assign> out{base};
-  for (int a = 0; a <= s.naxes; ++a) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> vars;
-    std::vector<VarRef> refs;
-    if (a < s.naxes) {
-      for (std::size_t i = 0; i < nm; ++i) {
-        const Mode& m = b.modes[i];
-        if ((is_src ? m.s_axis : m.d_axis) == a) {
-          vars.push_back({m.extent, is_src ? m.s_stride : m.d_stride});
-          refs.push_back({VarRef::ModeV, i});
-        }
-      }
-    }
-    for (std::size_t i = 0; i < s.rep.size(); ++i)
-      if (s.rep[i].axis == a && (a < s.naxes || mem_rep_all)) {
-        vars.push_back({s.rep[i].extent, s.rep[i].stride});
-        refs.push_back({VarRef::RepV, i});
-      }
-    for (std::size_t i = 0; i < s.part.size(); ++i)
-      if (s.part[i].axis == a) {
-        vars.push_back({s.part[i].extent, s.part[i].stride});
-        refs.push_back({VarRef::PartV, i});
-      }
-    if (vars.empty()) {
-      if (a < s.naxes && c[static_cast<std::size_t>(a)] != (is_src ? b.s_base : b.d_base)[static_cast<std::size_t>(a)])
-        return {};
-      continue;
-    }
-    std::vector<std::vector<std::int64_t>> sols;
-    if (a < s.naxes) {
-      const std::int64_t base_a = (is_src ? b.s_base : b.d_base)[static_cast<std::size_t>(a)];
-      sols = solve(vars, c[static_cast<std::size_t>(a)] - base_a);
-      if (sols.empty()) return {};
-    } else {
-      std::vector<std::int64_t> ext;
-      for (auto& v : vars) ext.push_back(v.first);
-      odometer(ext, [&](const std::vector<std::int64_t>& d) { sols.push_back(d); });
-    }
-    std::vector<Assign> next;
-    next.reserve(out.size() * sols.size());
-    for (const auto& o : out)
-      for (const auto& sol : sols) {
-        Assign x = o;
-        for (std::size_t v = 0; v < refs.size(); ++v) {
-          auto& slot = refs[v].kind == VarRef::ModeV ? x.md : refs[v].kind == VarRef::RepV ? x.r : x.t;
-          slot[refs[v].index] = sol[v];
-        }
-        next.push_back(std::move(x));
-      }
-    out.swap(next);
-  }
-  return out;
 }
 
 struct Keyed {
