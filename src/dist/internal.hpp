@@ -71,18 +71,12 @@ std::string shape_text(const std::vector<std::int64_t>& v);
 // "'LAYOUT'": a distributed layout's Axe layout, quoted, as errors name it.
 std::string layout_name(const DistLayout& l);
 
-// One dim's part of the refinement of (src, dst): its refined digits on top of fixed bases.
-struct DimPiece {
-  std::vector<Mode> modes;
-  std::vector<std::int64_t> s_base, d_base;
-  std::int64_t begin = 0;
-};
 // The refined digits of dim k over [0, n) when both sides' place values form one chain (outer
 // first, extent-1 digits kept); sets chain = false otherwise.
 std::vector<Mode> chain_modes(const Side& src, const Side& dst, std::size_t k, std::int64_t n, bool& chain);
-// Dim k's pieces: the common chain's prefix decomposition of [0, n), the runs of a nested bound,
-// or maximal affine runs when there is no common factorisation.
-std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k, std::int64_t n);
+// Disjoint boxes covering the logical tensor, each a product of refined digits of (src, dst) on
+// bases that include both sides' offsets: the product over dims of refine_dim's pieces.
+std::vector<GBox> common_boxes(const Side& src, const Side& dst);
 
 // Every digit assignment of `vars` (extent, stride) with sum(d_i * stride_i) == target.
 std::vector<std::vector<std::int64_t>> solve(const std::vector<std::pair<std::int64_t, std::int64_t>>& vars,
@@ -124,5 +118,10 @@ void odometer(const std::vector<std::int64_t>& extents, F&& f) {
 // on `m` (destination: every slot needs data) or fix them to 0 (source: one copy sends).
 std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
                                const std::vector<std::int64_t>& c, bool mem_rep_all);
+
+// The regions (and their term indices) that `rank` holds under side s, from the refinement of s
+// with itself: one region per box and solution of rank's coordinate, replicas on `m` at 0.
+void held_regions(const Side& s, std::int64_t rank, std::vector<StridedRegion>& regions,
+                  std::vector<std::int64_t>& terms);
 
 }  // namespace axe::internal

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "axe/core/error.hpp"
-#include "plan/internal.hpp"
+#include "dist/internal.hpp"
 
 namespace axe {
 
@@ -393,8 +393,8 @@ LocalShard local_shard(const DistLayout& l, std::int64_t rank) {
   out.shape.assign(nd, 0);
   if (!l.mesh().contains(rank)) return out;
   out.buffer_elements = l.local_elements();
-  internal::Pair p = internal::make_pair(l, l);
-  internal::held_regions(p, rank, out.regions, out.terms);
+  const internal::Side side = internal::make_side(l);
+  internal::held_regions(side, rank, out.regions, out.terms);
   // Distinct indices per dim over the regions of term 0, replica chosen.
   for (std::size_t d = 0; d < nd; ++d) {
     std::vector<bool> seen(static_cast<std::size_t>(l.shape()[d]), false);
@@ -424,7 +424,7 @@ LocalShard local_shard(const DistLayout& l, std::int64_t rank) {
   if (out.regions.empty()) {
     for (std::size_t d = 0; d < nd; ++d) {
       bool split = false;
-      for (const auto& it : p.src.dims[d]) split = split || it.axis < p.src.naxes;
+      for (const auto& it : side.dims[d]) split = split || it.axis < side.naxes;
       out.shape[d] = split ? 0 : l.shape()[d];
     }
   }

@@ -1,4 +1,5 @@
-// Normalising layouts and refining a (source, destination) pair to common factors.
+// Refining two sides to common factors: a (source, destination) pair, or one layout and itself
+// (its local shards).
 //
 // Each logical dim is a mixed-radix number on each side (its D iters, grouped by the padded
 // shape). When the place values of both sides form one divisibility chain, the union of the
@@ -16,6 +17,13 @@
 namespace axe::internal {
 
 namespace {
+
+// One dim's part of the refinement of (src, dst): its refined digits on top of fixed bases.
+struct DimPiece {
+  std::vector<Mode> modes;
+  std::vector<std::int64_t> s_base, d_base;
+  std::int64_t begin = 0;
+};
 
 // Place values of a side's iters of one dim, outer first.
 std::vector<std::int64_t> places(const std::vector<SideIter>& it) {
@@ -221,8 +229,8 @@ std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_
   return out;
 }
 
-}  // namespace
-
+// Dim k's pieces: the common chain's prefix decomposition of [0, n), the runs of a nested bound,
+// or maximal affine runs when there is no common factorisation.
 std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k, std::int64_t n) {
   if ((src.layout->nested() && !src.layout->nest()[k].empty()) ||
       (dst.layout->nested() && !dst.layout->nest()[k].empty()))
@@ -319,6 +327,35 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
     i += len;
   }
   return pieces;
+}
+
+}  // namespace
+
+std::vector<GBox> common_boxes(const Side& src, const Side& dst) {
+  const auto& shape = src.layout->shape();
+  std::vector<std::vector<DimPiece>> per_dim;
+  for (std::size_t k = 0; k < shape.size(); ++k) per_dim.push_back(refine_dim(src, dst, k, shape[k]));
+  // Cartesian product of the dims' pieces.
+  GBox start;
+  start.s_base = src.offset;
+  start.d_base = dst.offset;
+  start.begin.assign(shape.size(), 0);
+  std::vector<GBox> boxes{start};
+  for (std::size_t k = 0; k < per_dim.size(); ++k) {
+    std::vector<GBox> next;
+    next.reserve(boxes.size() * per_dim[k].size());
+    for (const auto& b : boxes)
+      for (const auto& dp2 : per_dim[k]) {
+        GBox g = b;
+        g.modes.insert(g.modes.end(), dp2.modes.begin(), dp2.modes.end());
+        for (std::size_t a = 0; a < g.s_base.size(); ++a) g.s_base[a] += dp2.s_base[a];
+        for (std::size_t a = 0; a < g.d_base.size(); ++a) g.d_base[a] += dp2.d_base[a];
+        g.begin[k] = dp2.begin;
+        next.push_back(std::move(g));
+      }
+    boxes.swap(next);
+  }
+  return boxes;
 }
 
 }  // namespace axe::internal

@@ -130,4 +130,32 @@ std::vector<std::vector<std::int64_t>> solve(
   return out;
 }
 
+void held_regions(const Side& s, std::int64_t rank, std::vector<StridedRegion>& regions,
+                  std::vector<std::int64_t>& terms) {
+  const Mesh& sm = s.layout->mesh();
+  auto idx = sm.find_index(rank);
+  if (!idx) return;
+  const auto c = sm.coord_of_index(*idx);
+  for (const GBox& b : common_boxes(s, s)) {
+    for (const Assign& a : solve_side(b, s, true, c, false)) {
+      StridedRegion r;
+      r.begin = b.begin;
+      for (std::size_t i = 0; i < b.modes.size(); ++i) {
+        const Mode& m = b.modes[i];
+        if (a.md[i] >= 0) {
+          r.begin[static_cast<std::size_t>(m.dim)] += a.md[i] * m.place;
+        } else if (!r.modes.empty() && r.modes.back().dim == m.dim &&
+                   r.modes.back().step == m.extent * m.place) {
+          r.modes.back().extent *= m.extent;
+          r.modes.back().step = m.place;
+        } else {
+          r.modes.push_back({m.dim, m.extent, m.place});
+        }
+      }
+      regions.push_back(std::move(r));
+      terms.push_back(row_major(a.t, s.part));
+    }
+  }
+}
+
 }  // namespace axe::internal

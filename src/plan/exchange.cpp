@@ -674,33 +674,4 @@ void sub_boxes(const Transfer& t, std::int64_t lo, std::int64_t hi, std::vector<
   rec(rec, 0, lo, hi, t.src_offset, t.dst_offset);
 }
 
-
-void held_regions(const Pair& p, std::int64_t rank, std::vector<StridedRegion>& regions,
-                  std::vector<std::int64_t>& terms) {
-  const Mesh& sm = p.src.layout->mesh();
-  auto idx = sm.find_index(rank);
-  if (!idx) return;
-  const auto c = sm.coord_of_index(*idx);
-  for (const GBox& b : p.boxes) {
-    for (const Assign& a : solve_side(b, p.src, true, c, false)) {
-      StridedRegion r;
-      r.begin = b.begin;
-      for (std::size_t i = 0; i < b.modes.size(); ++i) {
-        const Mode& m = b.modes[i];
-        if (a.md[i] >= 0) {
-          r.begin[static_cast<std::size_t>(m.dim)] += a.md[i] * m.place;
-        } else if (!r.modes.empty() && r.modes.back().dim == m.dim &&
-                   r.modes.back().step == m.extent * m.place) {
-          r.modes.back().extent *= m.extent;
-          r.modes.back().step = m.place;
-        } else {
-          r.modes.push_back({m.dim, m.extent, m.place});
-        }
-      }
-      regions.push_back(std::move(r));
-      terms.push_back(row_major(a.t, p.src.part));
-    }
-  }
-}
-
 }  // namespace axe::internal

@@ -72,29 +72,7 @@ Pair make_pair(std::shared_ptr<const DistLayout> f, std::shared_ptr<const DistLa
   }
   const auto& shape = from.shape();
   p.nested = from.nested() || to.nested();
-  std::vector<std::vector<DimPiece>> per_dim;
-  for (std::size_t k = 0; k < shape.size(); ++k) per_dim.push_back(refine_dim(p.src, p.dst, k, shape[k]));
-  // Cartesian product of the dims' pieces.
-  GBox start;
-  start.s_base = p.src.offset;
-  start.d_base = p.dst.offset;
-  start.begin.assign(shape.size(), 0);
-  std::vector<GBox> boxes{start};
-  for (std::size_t k = 0; k < per_dim.size(); ++k) {
-    std::vector<GBox> next;
-    next.reserve(boxes.size() * per_dim[k].size());
-    for (const auto& b : boxes)
-      for (const auto& dp2 : per_dim[k]) {
-        GBox g = b;
-        g.modes.insert(g.modes.end(), dp2.modes.begin(), dp2.modes.end());
-        for (std::size_t a = 0; a < g.s_base.size(); ++a) g.s_base[a] += dp2.s_base[a];
-        for (std::size_t a = 0; a < g.d_base.size(); ++a) g.d_base[a] += dp2.d_base[a];
-        g.begin[k] = dp2.begin;
-        next.push_back(std::move(g));
-      }
-    boxes.swap(next);
-  }
-  p.boxes = std::move(boxes);
+  p.boxes = common_boxes(p.src, p.dst);
   const auto& ps = from.padded_shape();
   const auto& pd = to.padded_shape();
   for (std::size_t k = 0; k < shape.size(); ++k) {

@@ -81,9 +81,3 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
                                       StepKind kind);
 
 }  // namespace axe::internal
-
-namespace axe::internal {
-// The regions (and their term indices) that `rank` holds under the source side of p.
-void held_regions(const Pair& p, std::int64_t rank, std::vector<StridedRegion>& regions,
-                  std::vector<std::int64_t>& terms);
-}  // namespace axe::internal
