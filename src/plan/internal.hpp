@@ -70,6 +70,8 @@ struct Classified {
   std::int64_t root = -1;    // broadcast: index into the group of the member that holds the data
 };
 Classified classify(const Pair& p, const std::vector<Axis>& axes);
+// Does the step from p.src to p.dst keep every element's coordinates on the axes outside `in`?
+bool group_local(const Pair& p, const std::vector<bool>& in);
 // Mesh axes whose coordinates some element, replica or term changes between the two sides.
 std::vector<bool> touched_axes(const Pair& p);
 
