@@ -48,9 +48,9 @@ struct Segment {
 std::vector<Segment> nest_segments(std::int64_t n, std::int64_t padded, const std::vector<std::int64_t>& parts);
 std::vector<Segment> dim_segments(const DistLayout& l, std::size_t k);
 
-// A mode of the common refinement: a digit of one dim's logical index, with its place value,
+// A factor of the common refinement: a digit of one dim's logical index, with its place value,
 // and where it lands on each side.
-struct Mode {
+struct Factor {
   std::int64_t extent = 1;
   int dim = 0;
   std::int64_t place = 1;
@@ -61,7 +61,7 @@ struct Mode {
 };
 // A box of logical elements: the modes (full ranges) on top of fixed bases.
 struct GBox {
-  std::vector<Mode> modes;
+  std::vector<Factor> factors;
   std::vector<std::int64_t> s_base, d_base;  // per axis incl. m (offsets included)
   std::vector<std::int64_t> begin;           // logical begin per dim
 };
@@ -73,7 +73,7 @@ std::string layout_name(const DistLayout& l);
 
 // The refined digits of dim k over [0, n) when both sides' place values form one chain (outer
 // first, extent-1 digits kept); sets chain = false otherwise.
-std::vector<Mode> chain_modes(const Side& src, const Side& dst, std::size_t k, std::int64_t n, bool& chain);
+std::vector<Factor> chain_factors(const Side& src, const Side& dst, std::size_t k, std::int64_t n, bool& chain);
 // Disjoint boxes covering the logical tensor, each a product of refined digits of (src, dst) on
 // bases that include both sides' offsets: the product over dims of refine_dim's pieces.
 std::vector<GBox> common_boxes(const Side& src, const Side& dst);
@@ -83,12 +83,12 @@ std::vector<std::vector<std::int64_t>> solve(const std::vector<std::pair<std::in
                                              std::int64_t target);
 
 struct VarRef {
-  enum Kind : std::uint8_t { ModeV, RepV, PartV } kind;
+  enum Kind : std::uint8_t { FactorV, RepV, PartV } kind;
   std::size_t index;
 };
 
 struct Assign {
-  std::vector<std::int64_t> md, r, t;  // mode digits (-1 free), replica digits, term digits
+  std::vector<std::int64_t> fd, r, t;  // factor digits (-1 free), replica digits, term digits
 };
 
 // x = digits read row-major over the extents of `it` (last fastest).
@@ -113,7 +113,7 @@ void odometer(const std::vector<std::int64_t>& extents, F&& f) {
   }
 }
 
-// Solves one side's device coordinate `c` for box b: every assignment of the modes on that
+// Solves one side's device coordinate `c` for box b: every assignment of the factors on that
 // side's device axes and of its replica and term digits. `mem_rep_all`: enumerate replica digits
 // on `m` (destination: every slot needs data) or fix them to 0 (source: one copy sends).
 std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,

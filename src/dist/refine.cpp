@@ -6,7 +6,7 @@
 // chains refines both sides, every refined digit lands on one axis per side, and the logical
 // range [0, n) (n <= padded) is a union of at most L boxes in digit space (prefix
 // decomposition of n). Otherwise the dim falls back to maximal runs on which both maps are
-// affine (the "no common factorisation" case); a run is a one-mode box.
+// affine (the "no common factorisation" case); a run is a one-factor box.
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -20,7 +20,7 @@ namespace {
 
 // One dim's part of the refinement of (src, dst): its refined digits on top of fixed bases.
 struct DimPiece {
-  std::vector<Mode> modes;
+  std::vector<Factor> factors;
   std::vector<std::int64_t> s_base, d_base;
   std::int64_t begin = 0;
 };
@@ -47,7 +47,7 @@ void side_coord(const std::vector<SideIter>& it, const std::vector<std::int64_t>
 
 // The refined digits of dim k over [0, n) when both sides' place values form one chain (outer
 // first, extent-1 digits kept); sets chain = false otherwise.
-std::vector<Mode> chain_modes(const Side& src, const Side& dst, std::size_t k, std::int64_t n, bool& chain) {
+std::vector<Factor> chain_factors(const Side& src, const Side& dst, std::size_t k, std::int64_t n, bool& chain) {
   const auto& si = src.dims[k];
   const auto& di = dst.dims[k];
   auto ws = places(si), wd = places(di);
@@ -60,7 +60,7 @@ std::vector<Mode> chain_modes(const Side& src, const Side& dst, std::size_t k, s
   for (std::size_t j = 1; j < u.size(); ++j) chain = chain && u[j] % u[j - 1] == 0;
   if (!chain) return {};
   std::reverse(u.begin(), u.end());
-  std::vector<Mode> modes(u.size());
+  std::vector<Factor> factors(u.size());
   auto map = [&](const std::vector<SideIter>& it, const std::vector<std::int64_t>& w, std::int64_t uj, int mem,
                  int& axis, std::int64_t& stride) {
     axis = mem;
@@ -73,14 +73,14 @@ std::vector<Mode> chain_modes(const Side& src, const Side& dst, std::size_t k, s
       }
   };
   for (std::size_t j = 0; j < u.size(); ++j) {
-    Mode& m = modes[j];
+    Factor& m = factors[j];
     m.extent = j == 0 ? (n + u[0] - 1) / u[0] : u[j - 1] / u[j];
     m.dim = static_cast<int>(k);
     m.place = u[j];
     map(si, ws, u[j], src.mem(), m.s_axis, m.s_stride);
     map(di, wd, u[j], dst.mem(), m.d_axis, m.d_stride);
   }
-  return modes;
+  return factors;
 }
 
 namespace {
@@ -108,7 +108,7 @@ void affine_block(const std::vector<SideIter>& it, int mem, std::int64_t& B, int
 // each run is one mode (logical place 1). Runs repeat: those of one nested chunk level recur at
 // every level-1 piece, shifted by a constant logical step and constant single-axis coordinate
 // steps on both sides; such an arithmetic progression (period P runs, M periods) is folded into
-// P pieces with one more outer mode, so a nested dim costs O(runs of one piece) boxes, not
+// P pieces with one more outer factor, so a nested dim costs O(runs of one piece) boxes, not
 // O(shards). Runs outside a progression stay as they are. Work: O(runs) plain integers.
 std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_t k, std::int64_t n) {
   const auto& si = src.dims[k];
@@ -152,7 +152,7 @@ std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_
     p.d_base.assign(DB.begin() + static_cast<std::ptrdiff_t>(r * nd), DB.begin() + static_cast<std::ptrdiff_t>((r + 1) * nd));
     p.begin = X[r];
     if (L[r] > 1) {
-      Mode m;
+      Factor m;
       m.extent = L[r];
       m.dim = static_cast<int>(k);
       m.place = 1;
@@ -160,7 +160,7 @@ std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_
       m.s_stride = sst;
       m.d_axis = dax;
       m.d_stride = dst_st;
-      p.modes.push_back(m);
+      p.factors.push_back(m);
     }
     return p;
   };
@@ -205,11 +205,11 @@ std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_
         ++M;
       }
       if (M < 2) continue;
-      // The new outer mode repeats whole periods: coarser than what one period spans.
+      // The new outer factor repeats whole periods: coarser than what one period spans.
       if (db < X[start + P - 1] + L[start + P - 1] - X[start]) continue;
       for (std::size_t r = 0; r < P; ++r) {
         DimPiece p = piece(start + r);
-        Mode m;
+        Factor m;
         m.extent = static_cast<std::int64_t>(M);
         m.dim = static_cast<int>(k);
         m.place = db;
@@ -217,7 +217,7 @@ std::vector<DimPiece> refine_nested(const Side& src, const Side& dst, std::size_
         m.s_stride = fs;
         m.d_axis = ga;
         m.d_stride = gs;
-        p.modes.insert(p.modes.begin(), m);
+        p.factors.insert(p.factors.begin(), m);
         out.push_back(std::move(p));
       }
       start += M * P;
@@ -236,35 +236,35 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
       (dst.layout->nested() && !dst.layout->nest()[k].empty()))
     return refine_nested(src, dst, k, n);
   bool chain = false;
-  const std::vector<Mode> modes = chain_modes(src, dst, k, n, chain);
+  const std::vector<Factor> factors = chain_factors(src, dst, k, n, chain);
   const auto& si = src.dims[k];
   const auto& di = dst.dims[k];
   auto ws = places(si), wd = places(di);
   std::vector<DimPiece> pieces;
   const std::size_t ns = static_cast<std::size_t>(src.naxes + 1), nd = static_cast<std::size_t>(dst.naxes + 1);
   if (chain) {
-    const std::size_t L = modes.size();
+    const std::size_t L = factors.size();
     auto piece_for = [&](std::size_t j, const std::vector<std::int64_t>& digits, std::int64_t dj) {
       DimPiece p;
       p.s_base.assign(ns, 0);
       p.d_base.assign(nd, 0);
       for (std::size_t i = 0; i < j; ++i) {
-        p.s_base[static_cast<std::size_t>(modes[i].s_axis)] += digits[i] * modes[i].s_stride;
-        p.d_base[static_cast<std::size_t>(modes[i].d_axis)] += digits[i] * modes[i].d_stride;
-        p.begin += digits[i] * modes[i].place;
+        p.s_base[static_cast<std::size_t>(factors[i].s_axis)] += digits[i] * factors[i].s_stride;
+        p.d_base[static_cast<std::size_t>(factors[i].d_axis)] += digits[i] * factors[i].d_stride;
+        p.begin += digits[i] * factors[i].place;
       }
-      Mode mj = modes[j];
+      Factor mj = factors[j];
       mj.extent = dj;
-      if (dj > 1) p.modes.push_back(mj);
+      if (dj > 1) p.factors.push_back(mj);
       for (std::size_t i = j + 1; i < L; ++i)
-        if (modes[i].extent > 1) p.modes.push_back(modes[i]);
+        if (factors[i].extent > 1) p.factors.push_back(factors[i]);
       return p;
     };
-    if (modes[0].extent * modes[0].place == n) {
-      pieces.push_back(piece_for(0, {}, modes[0].extent));
+    if (factors[0].extent * factors[0].place == n) {
+      pieces.push_back(piece_for(0, {}, factors[0].extent));
     } else {
       std::vector<std::int64_t> digits(L);
-      for (std::size_t j = 0; j < L; ++j) digits[j] = j == 0 ? n / modes[0].place : (n / modes[j].place) % modes[j].extent;
+      for (std::size_t j = 0; j < L; ++j) digits[j] = j == 0 ? n / factors[0].place : (n / factors[j].place) % factors[j].extent;
       for (std::size_t j = 0; j < L; ++j)
         if (digits[j] > 0) pieces.push_back(piece_for(j, digits, digits[j]));
     }
@@ -296,7 +296,7 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
     p.s_base = cs;
     p.d_base = cd;
     p.begin = i;
-    Mode m;
+    Factor m;
     m.dim = static_cast<int>(k);
     m.place = 1;
     std::int64_t len = 1;
@@ -321,7 +321,7 @@ std::vector<DimPiece> refine_dim(const Side& src, const Side& dst, std::size_t k
     }
     if (len > 1) {
       m.extent = len;
-      p.modes.push_back(m);
+      p.factors.push_back(m);
     }
     pieces.push_back(std::move(p));
     i += len;
@@ -347,7 +347,7 @@ std::vector<GBox> common_boxes(const Side& src, const Side& dst) {
     for (const auto& b : boxes)
       for (const auto& dp2 : per_dim[k]) {
         GBox g = b;
-        g.modes.insert(g.modes.end(), dp2.modes.begin(), dp2.modes.end());
+        g.factors.insert(g.factors.end(), dp2.factors.begin(), dp2.factors.end());
         for (std::size_t a = 0; a < g.s_base.size(); ++a) g.s_base[a] += dp2.s_base[a];
         for (std::size_t a = 0; a < g.d_base.size(); ++a) g.d_base[a] += dp2.d_base[a];
         g.begin[k] = dp2.begin;

@@ -12,14 +12,14 @@ std::int64_t row_major(const std::vector<std::int64_t>& digits, const std::vecto
   return x;
 }
 
-// Solves one side's device coordinate `c` for box b: every assignment of the modes on that
+// Solves one side's device coordinate `c` for box b: every assignment of the factors on that
 // side's device axes and of its replica and term digits. `mem_rep_all`: enumerate replica digits
 // on `m` (destination: every slot needs data) or fix them to 0 (source: one copy sends).
 std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
                                const std::vector<std::int64_t>& c, bool mem_rep_all) {
-  const std::size_t nm = b.modes.size();
+  const std::size_t nf = b.factors.size();
   Assign base;
-  base.md.assign(nm, -1);
+  base.fd.assign(nf, -1);
   base.r.assign(s.rep.size(), 0);
   base.t.assign(s.part.size(), 0);
   std::vector<Assign> out{base};
@@ -27,11 +27,11 @@ std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
     std::vector<std::pair<std::int64_t, std::int64_t>> vars;
     std::vector<VarRef> refs;
     if (a < s.naxes) {
-      for (std::size_t i = 0; i < nm; ++i) {
-        const Mode& m = b.modes[i];
+      for (std::size_t i = 0; i < nf; ++i) {
+        const Factor& m = b.factors[i];
         if ((is_src ? m.s_axis : m.d_axis) == a) {
           vars.push_back({m.extent, is_src ? m.s_stride : m.d_stride});
-          refs.push_back({VarRef::ModeV, i});
+          refs.push_back({VarRef::FactorV, i});
         }
       }
     }
@@ -66,7 +66,7 @@ std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
       for (const auto& sol : sols) {
         Assign x = o;
         for (std::size_t v = 0; v < refs.size(); ++v) {
-          auto& slot = refs[v].kind == VarRef::ModeV ? x.md : refs[v].kind == VarRef::RepV ? x.r : x.t;
+          auto& slot = refs[v].kind == VarRef::FactorV ? x.fd : refs[v].kind == VarRef::RepV ? x.r : x.t;
           slot[refs[v].index] = sol[v];
         }
         next.push_back(std::move(x));
@@ -140,10 +140,10 @@ void held_regions(const Side& s, std::int64_t rank, std::vector<StridedRegion>& 
     for (const Assign& a : solve_side(b, s, true, c, false)) {
       StridedRegion r;
       r.begin = b.begin;
-      for (std::size_t i = 0; i < b.modes.size(); ++i) {
-        const Mode& m = b.modes[i];
-        if (a.md[i] >= 0) {
-          r.begin[static_cast<std::size_t>(m.dim)] += a.md[i] * m.place;
+      for (std::size_t i = 0; i < b.factors.size(); ++i) {
+        const Factor& m = b.factors[i];
+        if (a.fd[i] >= 0) {
+          r.begin[static_cast<std::size_t>(m.dim)] += a.fd[i] * m.place;
         } else if (!r.modes.empty() && r.modes.back().dim == m.dim &&
                    r.modes.back().step == m.extent * m.place) {
           r.modes.back().extent *= m.extent;

@@ -13,7 +13,7 @@ bool group_local(const Pair& p, const std::vector<bool>& in) {
   const int mem = p.src.naxes;
   auto outside = [&](int a) { return a != mem && !in[static_cast<std::size_t>(a)]; };
   for (const auto& b : p.boxes) {
-    for (const auto& m : b.modes)
+    for (const auto& m : b.factors)
       if ((outside(m.s_axis) || outside(m.d_axis)) && (m.s_axis != m.d_axis || m.s_stride != m.d_stride))
         return false;
     for (int a = 0; a < mem; ++a)
@@ -37,7 +37,7 @@ std::vector<bool> touched_axes(const Pair& p) {
     if (a != mem) t[static_cast<std::size_t>(a)] = true;
   };
   for (const auto& b : p.boxes) {
-    for (const auto& m : b.modes)
+    for (const auto& m : b.factors)
       if (m.s_axis != m.d_axis || m.s_stride != m.d_stride) {
         mark(m.s_axis);
         mark(m.d_axis);
@@ -79,7 +79,7 @@ Classified classify(const Pair& p, const std::vector<Axis>& axes) {
   // Products of what each side puts on the group's axes.
   std::int64_t sm = 1, dm = 1, sr = 1, sp = 1, dr = 1, dp = 1;
   bool s_to_mem = true, d_from_mem = true, same = true;
-  for (const auto& m : p.full_modes) {
+  for (const auto& m : p.full_factors) {
     if (on(m.s_axis)) {
       sm *= m.extent;
       s_to_mem = s_to_mem && m.d_axis == mem;

@@ -122,9 +122,9 @@ class Planner {
   // Source coordinate without replicas, per source axis (m excluded).
   std::vector<std::int64_t> src_coord_norep(const GBox& b, const Assign& s) {
     std::vector<std::int64_t> v(b.s_base.begin(), b.s_base.end() - 1);
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (m.s_axis < P.src.naxes) v[static_cast<std::size_t>(m.s_axis)] += s.md[i] * m.s_stride;
+    for (std::size_t i = 0; i < b.factors.size(); ++i) {
+      const Factor& m = b.factors[i];
+      if (m.s_axis < P.src.naxes) v[static_cast<std::size_t>(m.s_axis)] += s.fd[i] * m.s_stride;
     }
     for (std::size_t i = 0; i < P.src.part.size(); ++i)
       if (P.src.part[i].axis < P.src.naxes) v[static_cast<std::size_t>(P.src.part[i].axis)] += s.t[i] * P.src.part[i].stride;
@@ -138,12 +138,12 @@ class Planner {
     return P.src.layout->mesh().rank_at(c);
   }
 
-  std::int64_t dst_rank(const GBox& b, const std::vector<std::int64_t>& md, const std::vector<std::int64_t>& rd,
+  std::int64_t dst_rank(const GBox& b, const std::vector<std::int64_t>& fd, const std::vector<std::int64_t>& rd,
                         const std::vector<std::int64_t>& td) {
     std::vector<std::int64_t> c(b.d_base.begin(), b.d_base.end() - 1);
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (m.d_axis < P.dst.naxes) c[static_cast<std::size_t>(m.d_axis)] += md[i] * m.d_stride;
+    for (std::size_t i = 0; i < b.factors.size(); ++i) {
+      const Factor& m = b.factors[i];
+      if (m.d_axis < P.dst.naxes) c[static_cast<std::size_t>(m.d_axis)] += fd[i] * m.d_stride;
     }
     for (std::size_t i = 0; i < P.dst.rep.size(); ++i)
       if (P.dst.rep[i].axis < P.dst.naxes) c[static_cast<std::size_t>(P.dst.rep[i].axis)] += rd[i] * P.dst.rep[i].stride;
@@ -152,8 +152,8 @@ class Planner {
     return P.dst.layout->mesh().rank_at(c);
   }
 
-  // The box of the elements with mode digits md (free: -1) on both sides.
-  Transfer make_transfer(const GBox& b, const std::vector<std::int64_t>& md, const std::vector<std::int64_t>& rs,
+  // The box of the elements with factor digits fd (free: -1) on both sides.
+  Transfer make_transfer(const GBox& b, const std::vector<std::int64_t>& fd, const std::vector<std::int64_t>& rs,
                          const std::vector<std::int64_t>& ts, const std::vector<std::int64_t>& rd,
                          const std::vector<std::int64_t>& td, bool src_side = true) {
     const int sm = P.src.naxes, dmm = P.dst.naxes;
@@ -168,14 +168,14 @@ class Planner {
       if (P.dst.rep[i].axis == dmm) t.dst_offset += rd[i] * P.dst.rep[i].stride;
     for (std::size_t i = 0; i < P.dst.part.size(); ++i)
       if (P.dst.part[i].axis == dmm) t.dst_offset += td[i] * P.dst.part[i].stride;
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (md[i] >= 0) {
-        if (m.s_axis == sm) t.src_offset += md[i] * m.s_stride;
-        if (m.d_axis == dmm) t.dst_offset += md[i] * m.d_stride;
+    for (std::size_t i = 0; i < b.factors.size(); ++i) {
+      const Factor& m = b.factors[i];
+      if (fd[i] >= 0) {
+        if (m.s_axis == sm) t.src_offset += fd[i] * m.s_stride;
+        if (m.d_axis == dmm) t.dst_offset += fd[i] * m.d_stride;
         continue;
       }
-      // Joint coalescing with the previous free mode.
+      // Joint coalescing with the previous free factor.
       std::int64_t ss = src_side ? m.s_stride : 0;
       if (!t.extents.empty() && t.src_strides.back() == m.extent * ss &&
           t.dst_strides.back() == m.extent * m.d_stride) {
@@ -194,9 +194,9 @@ class Planner {
   std::vector<std::int64_t> key(std::size_t bi, const Assign& a, const std::vector<std::int64_t>& rd,
                                 const std::vector<std::int64_t>& td, const std::vector<std::int64_t>& ts) {
     std::vector<std::int64_t> k;
-    k.reserve(1 + a.md.size() + rd.size() + td.size() + ts.size());
+    k.reserve(1 + a.fd.size() + rd.size() + td.size() + ts.size());
     k.push_back(static_cast<std::int64_t>(bi));
-    k.insert(k.end(), a.md.begin(), a.md.end());
+    k.insert(k.end(), a.fd.begin(), a.fd.end());
     k.insert(k.end(), rd.begin(), rd.end());
     k.insert(k.end(), td.begin(), td.end());
     k.insert(k.end(), ts.begin(), ts.end());
@@ -217,16 +217,16 @@ class Planner {
           bool zero = false;
           for (std::size_t i = 0; i < P.match.size(); ++i) zero = zero || (P.match[i] < 0 && need.t[i] != 0);
           if (zero) {
-            ex.fills.push_back(make_transfer(b, need.md, {}, {}, need.r, need.t, false));
+            ex.fills.push_back(make_transfer(b, need.fd, {}, {}, need.r, need.t, false));
             continue;
           }
         }
         std::vector<std::size_t> free_src;
         std::vector<std::int64_t> ext;
-        for (std::size_t i = 0; i < b.modes.size(); ++i)
-          if (need.md[i] < 0 && b.modes[i].s_axis < P.src.naxes) {
+        for (std::size_t i = 0; i < b.factors.size(); ++i)
+          if (need.fd[i] < 0 && b.factors[i].s_axis < P.src.naxes) {
             free_src.push_back(i);
-            ext.push_back(b.modes[i].extent);
+            ext.push_back(b.factors[i].extent);
           }
         std::vector<std::vector<std::int64_t>> term_sets;
         if (P.partial == PartialMode::Reduce) {
@@ -248,17 +248,17 @@ class Planner {
         a.t.clear();
         std::vector<std::int64_t> rs(P.src.rep.size(), 0);
         odometer(ext, [&](const std::vector<std::int64_t>& d) {
-          for (std::size_t j = 0; j < free_src.size(); ++j) a.md[free_src[j]] = d[j];
+          for (std::size_t j = 0; j < free_src.size(); ++j) a.fd[free_src[j]] = d[j];
           bool remote = false;
           std::int64_t elems = 0;
           for (const auto& ts : term_sets) {
             Assign s;
-            s.md = a.md;
+            s.fd = a.fd;
             s.t = ts;
             auto v = src_coord_norep(b, s);
             choose_rep(rank_, v, rs);
             std::int64_t p = src_rank(v, rs);
-            Transfer t = make_transfer(b, a.md, rs, ts, need.r, need.t);
+            Transfer t = make_transfer(b, a.fd, rs, ts, need.r, need.t);
             t.term = P.partial == PartialMode::Reduce ? reduced_index(ts) : 0;
             elems = t.elements();
             if (p == rank_) {
@@ -292,10 +292,10 @@ class Planner {
         const std::int64_t Ts = row_major(have.t, P.src.part);
         std::vector<std::size_t> free_dst;
         std::vector<std::int64_t> ext;
-        for (std::size_t i = 0; i < b.modes.size(); ++i)
-          if (have.md[i] < 0 && b.modes[i].d_axis < P.dst.naxes) {
+        for (std::size_t i = 0; i < b.factors.size(); ++i)
+          if (have.fd[i] < 0 && b.factors[i].d_axis < P.dst.naxes) {
             free_dst.push_back(i);
-            ext.push_back(b.modes[i].extent);
+            ext.push_back(b.factors[i].extent);
           }
         const std::size_t nfree = free_dst.size();
         for (auto& it : P.dst.rep) ext.push_back(it.extent);
@@ -320,14 +320,14 @@ class Planner {
         std::vector<std::int64_t> rs(P.src.rep.size(), 0), rd(P.dst.rep.size(), 0);
         Assign a = have;
         odometer(ext, [&](const std::vector<std::int64_t>& d) {
-          for (std::size_t j = 0; j < nfree; ++j) a.md[free_dst[j]] = d[j];
+          for (std::size_t j = 0; j < nfree; ++j) a.fd[free_dst[j]] = d[j];
           for (std::size_t j = 0; j < rd.size(); ++j) rd[j] = d[nfree + j];
           for (const auto& td : tds) {
-            std::int64_t q = dst_rank(b, a.md, rd, td);
+            std::int64_t q = dst_rank(b, a.fd, rd, td);
             if (q == rank_) continue;
             choose_rep(q, v, rs);
             if (spread_ && R_ > 1) {
-              Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
+              Transfer t = make_transfer(b, a.fd, rs, have.t, rd, td);
               if (spreads(t)) {
                 if (src_rank(v, rs) == q) continue;  // q holds it and copies
                 t.term = P.partial == PartialMode::Reduce ? reduced_index(have.t) : 0;
@@ -336,7 +336,7 @@ class Planner {
               }
             }
             if (rs != have.r) continue;
-            Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
+            Transfer t = make_transfer(b, a.fd, rs, have.t, rd, td);
             t.term = P.partial == PartialMode::Reduce ? reduced_index(have.t) : 0;
             send_[q].push_back({key(bi, a, rd, td, have.t), std::move(t)});
           }

@@ -30,14 +30,14 @@ struct FastBox {
 };
 
 // Greedy mixed-radix decode of r over nested positive strides; false when r is not reachable.
-bool decode_axis(std::int64_t r, const std::vector<Var>& vars, std::vector<std::int64_t>& md,
+bool decode_axis(std::int64_t r, const std::vector<Var>& vars, std::vector<std::int64_t>& fd,
                  std::vector<std::int64_t>& rep, std::vector<std::int64_t>& term) {
   for (const Var& v : vars) {
     std::int64_t d = r >= 0 ? r / v.stride : -1;
     if (d < 0 || d >= v.extent) return false;
     r -= d * v.stride;
-    auto& slot = v.kind == VarRef::ModeV ? md : v.kind == VarRef::RepV ? rep : term;
-    if (v.kind == VarRef::ModeV && slot[v.index] >= 0 && slot[v.index] != d) return false;
+    auto& slot = v.kind == VarRef::FactorV ? fd : v.kind == VarRef::RepV ? rep : term;
+    if (v.kind == VarRef::FactorV && slot[v.index] >= 0 && slot[v.index] != d) return false;
     slot[v.index] = d;
   }
   return r == 0;
@@ -46,10 +46,10 @@ bool decode_axis(std::int64_t r, const std::vector<Var>& vars, std::vector<std::
 // Unknowns of one side on each device axis; false when a stride is negative or not nested.
 bool side_vars(const GBox& b, const Side& s, bool is_src, std::vector<std::vector<Var>>& out) {
   out.assign(static_cast<std::size_t>(s.naxes), {});
-  for (std::size_t i = 0; i < b.modes.size(); ++i) {
-    const Mode& m = b.modes[i];
+  for (std::size_t i = 0; i < b.factors.size(); ++i) {
+    const Factor& m = b.factors[i];
     int a = is_src ? m.s_axis : m.d_axis;
-    if (a < s.naxes) out[static_cast<std::size_t>(a)].push_back({VarRef::ModeV, i, m.extent, is_src ? m.s_stride : m.d_stride});
+    if (a < s.naxes) out[static_cast<std::size_t>(a)].push_back({VarRef::FactorV, i, m.extent, is_src ? m.s_stride : m.d_stride});
   }
   for (std::size_t i = 0; i < s.rep.size(); ++i) {
     if (s.rep[i].axis == s.naxes) return false;
@@ -87,7 +87,7 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
     Transfer& t = fb[bi].tmpl;
     t.src_offset = b.s_base[static_cast<std::size_t>(mem)];
     t.dst_offset = b.d_base[static_cast<std::size_t>(mem)];
-    for (const Mode& m : b.modes) {
+    for (const Factor& m : b.factors) {
       if (m.s_axis != mem || m.d_axis != mem) continue;
       if (!t.extents.empty() && t.src_strides.back() == m.extent * m.s_stride &&
           t.dst_strides.back() == m.extent * m.d_stride) {
@@ -113,15 +113,15 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
   for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
     FastBox& f = fb[bi];
     const GBox& b = p.boxes[bi];
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
+    for (std::size_t i = 0; i < b.factors.size(); ++i) {
+      const Factor& m = b.factors[i];
       if (m.s_axis == mem && m.d_axis != mem) f.s_off.push_back({i, m.s_stride});
       if (m.d_axis == mem && m.s_axis != mem) f.d_off.push_back({i, m.d_stride});
     }
     f.elements = f.tmpl.elements();
   }
-  std::vector<std::int64_t> md, rs, ts, rd, td;
-  md.reserve(16);
+  std::vector<std::int64_t> fd, rs, ts, rd, td;
+  fd.reserve(16);
   rs.assign(p.src.rep.size(), 0);
   ts.assign(p.src.part.size(), 0);
   rd.assign(p.dst.rep.size(), 0);
@@ -136,18 +136,18 @@ std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const st
                      Hit& h) -> bool {
     const GBox& b = p.boxes[bi];
     const FastBox& f = fb[bi];
-    md.assign(b.modes.size(), -1);
+    fd.assign(b.factors.size(), -1);
     for (int a = 0; a < mem; ++a) {
       const auto ua = static_cast<std::size_t>(a);
-      if (!decode_axis(cs[ua] - b.s_base[ua], f.s_vars[ua], md, rs, ts)) return false;
-      if (!decode_axis(cd[ua] - b.d_base[ua], f.d_vars[ua], md, rd, td)) return false;
+      if (!decode_axis(cs[ua] - b.s_base[ua], f.s_vars[ua], fd, rs, ts)) return false;
+      if (!decode_axis(cd[ua] - b.d_base[ua], f.d_vars[ua], fd, rd, td)) return false;
     }
     for (std::size_t i = 0; i < p.match.size(); ++i)
       if (td[i] != ts[static_cast<std::size_t>(p.match[i])]) return false;
     h.src_offset = f.tmpl.src_offset;
     h.dst_offset = f.tmpl.dst_offset;
-    for (auto [i, stride] : f.s_off) h.src_offset += md[i] * stride;
-    for (auto [i, stride] : f.d_off) h.dst_offset += md[i] * stride;
+    for (auto [i, stride] : f.s_off) h.src_offset += fd[i] * stride;
+    for (auto [i, stride] : f.d_off) h.dst_offset += fd[i] * stride;
     h.term = 0;
     if (reduce)
       for (auto j : p.reduced) h.term = h.term * p.src.part[j].extent + ts[j];

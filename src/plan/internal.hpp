@@ -1,4 +1,6 @@
-// Planner internals: both layouts of a redistribution refined to common factors (DESIGN §4.1).
+// Planner internals: the (source, destination) pair of a redistribution refined to common factors
+// (DESIGN §4.1; sides and the refinement are in dist/internal.hpp), its exchanges and the
+// collectives recognised on it.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,7 @@ struct Pair {
   // The refinement over the whole padded range (one box, every digit at full extent, extent-1
   // digits dropped): what the step kind is decided from, rank-independently. `chain` is false
   // when some dim has no common factorisation (no collective is then recognised).
-  std::vector<Mode> full_modes;
+  std::vector<Factor> full_factors;
   bool chain = true;
   std::vector<bool> even;  // per dim: no padding on either side (the logical range is one box)
   bool nested = false;     // some dim of either side has a nested bound (boxes are its runs)

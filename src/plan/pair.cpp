@@ -77,8 +77,8 @@ Pair make_pair(std::shared_ptr<const DistLayout> f, std::shared_ptr<const DistLa
   const auto& pd = to.padded_shape();
   for (std::size_t k = 0; k < shape.size(); ++k) {
     bool chain = true;
-    for (const Mode& m : chain_modes(p.src, p.dst, k, std::max(ps[k], pd[k]), chain))
-      if (m.extent > 1) p.full_modes.push_back(m);
+    for (const Factor& m : chain_factors(p.src, p.dst, k, std::max(ps[k], pd[k]), chain))
+      if (m.extent > 1) p.full_factors.push_back(m);
     p.chain = p.chain && chain;
     p.even.push_back(ps[k] == shape[k] && pd[k] == shape[k]);
   }

@@ -134,7 +134,7 @@ double step_cost(const CostModel& cm, StepKind kind, const std::vector<Axis>& ax
 // source device digits a destination element can come from.
 double senders_estimate(const Pair& p) {
   double n = 1;
-  for (const auto& m : p.full_modes)
+  for (const auto& m : p.full_factors)
     if (m.s_axis < p.src.naxes && m.d_axis == p.dst.naxes) n *= static_cast<double>(m.extent);
   for (auto j : p.reduced)
     if (p.src.part[j].axis < p.src.naxes) n *= static_cast<double>(p.src.part[j].extent);
