@@ -31,9 +31,12 @@ struct Keyed {
   Transfer t;
 };
 
-class Planner {
+// Builds one rank's part of the direct exchange of a pair: the messages it receives (receive:
+// per box, the senders of what it needs) and sends (send: the mirror image), keyed so that
+// sender and receiver order each message's boxes alike, plus its local copies and fills.
+class ExchangeBuilder {
  public:
-  Planner(const Pair& p, std::int64_t rank, bool spread = false) : P(p), rank_(rank), spread_(spread) {
+  ExchangeBuilder(const Pair& p, std::int64_t rank, bool spread = false) : P(p), rank_(rank), spread_(spread) {
     rep_on.resize(static_cast<std::size_t>(P.src.naxes));
     for (std::size_t i = 0; i < P.src.rep.size(); ++i)
       if (P.src.rep[i].axis < P.src.naxes) {
@@ -390,9 +393,9 @@ class Planner {
 
 }  // namespace
 
-Exchange exchange(const Pair& p, std::int64_t rank, bool spread) { return Planner(p, rank, spread).run(); }
+Exchange exchange(const Pair& p, std::int64_t rank, bool spread) { return ExchangeBuilder(p, rank, spread).run(); }
 
-std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank) { return Planner(p, rank).receive_only(); }
+std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank) { return ExchangeBuilder(p, rank).receive_only(); }
 
 // Appends the sub-boxes holding elements [lo, hi) of t (row-major over its extents, last fastest),
 // in element order: at most two partial boxes per mode plus one full run.
