@@ -10,6 +10,7 @@
 #include "axe/cute/int_tuple.hpp"
 #include "axe/cute/layout.hpp"
 #include "axe/cute/swizzle.hpp"
+#include "core/scan.hpp"
 
 namespace axe::cute {
 namespace {
@@ -61,26 +62,11 @@ class Parser {
   std::int64_t integer() {
     skip_ws();
     std::size_t start = pos_;
-    bool negative = false;
-    if (pos_ < text_.size() && text_[pos_] == '-') {
-      negative = true;
-      ++pos_;
-    }
-    if (pos_ >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      error_at(start, "an integer");
-    }
-    // Accumulate negatively so INT64_MIN parses.
     std::int64_t v = 0;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      int digit = text_[pos_] - '0';
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, digit, &v)) {
-        error_at(start, "an integer that fits in 64 bits");
-      }
-      ++pos_;
-    }
-    if (!negative) {
-      if (v == INT64_MIN) error_at(start, "an integer that fits in 64 bits");
-      v = -v;
+    switch (axe::internal::scan_int64(text_, pos_, v)) {
+      case axe::internal::ScanInt::Ok: break;
+      case axe::internal::ScanInt::NotAnInteger: error_at(start, "an integer");
+      case axe::internal::ScanInt::TooLarge: error_at(start, "an integer that fits in 64 bits");
     }
     return v;
   }
