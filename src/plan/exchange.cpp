@@ -206,6 +206,17 @@ class ExchangeBuilder {
     return k;
   }
 
+  // The factors of b that fd leaves free (-1) and that lie on a device axis of the source
+  // (`on_src`) or destination side, with their extents.
+  void free_on_mesh(const GBox& b, const std::vector<std::int64_t>& fd, bool on_src, std::vector<std::size_t>& free,
+                    std::vector<std::int64_t>& ext) const {
+    for (std::size_t i = 0; i < b.factors.size(); ++i)
+      if (fd[i] < 0 && (on_src ? b.factors[i].s_axis < P.src.naxes : b.factors[i].d_axis < P.dst.naxes)) {
+        free.push_back(i);
+        ext.push_back(b.factors[i].extent);
+      }
+  }
+
   void receive() {
     const Mesh& dm = P.dst.layout->mesh();
     auto qi = dm.find_index(rank_);
@@ -226,11 +237,7 @@ class ExchangeBuilder {
         }
         std::vector<std::size_t> free_src;
         std::vector<std::int64_t> ext;
-        for (std::size_t i = 0; i < b.factors.size(); ++i)
-          if (need.fd[i] < 0 && b.factors[i].s_axis < P.src.naxes) {
-            free_src.push_back(i);
-            ext.push_back(b.factors[i].extent);
-          }
+        free_on_mesh(b, need.fd, true, free_src, ext);
         std::vector<std::vector<std::int64_t>> term_sets;
         if (P.partial == PartialMode::Reduce) {
           std::vector<std::int64_t> te;
@@ -295,11 +302,7 @@ class ExchangeBuilder {
         const std::int64_t Ts = row_major(have.t, P.src.part);
         std::vector<std::size_t> free_dst;
         std::vector<std::int64_t> ext;
-        for (std::size_t i = 0; i < b.factors.size(); ++i)
-          if (have.fd[i] < 0 && b.factors[i].d_axis < P.dst.naxes) {
-            free_dst.push_back(i);
-            ext.push_back(b.factors[i].extent);
-          }
+        free_on_mesh(b, have.fd, false, free_dst, ext);
         const std::size_t nfree = free_dst.size();
         for (auto& it : P.dst.rep) ext.push_back(it.extent);
         std::vector<std::vector<std::int64_t>> tds;
