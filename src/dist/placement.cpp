@@ -11,28 +11,26 @@ namespace axe {
 
 using internal::shape_text;
 
-AxisPlacement Shard(int dim) {
+namespace {
+AxisPlacement placement(AxisPlacement::Kind kind, int dim, ReduceOp op,
+                        std::initializer_list<std::string_view> axes) {
   AxisPlacement p;
-  p.kind = AxisPlacement::Kind::Shard;
+  p.kind = kind;
   p.dim = dim;
-  return p;
-}
-AxisPlacement Shard(int dim, std::initializer_list<std::string_view> axes) {
-  AxisPlacement p = Shard(dim);
+  p.op = op;
   for (auto a : axes) p.axes.emplace_back(a);
   return p;
+}
+}  // namespace
+
+AxisPlacement Shard(int dim) { return placement(AxisPlacement::Kind::Shard, dim, ReduceOp::Sum, {}); }
+AxisPlacement Shard(int dim, std::initializer_list<std::string_view> axes) {
+  return placement(AxisPlacement::Kind::Shard, dim, ReduceOp::Sum, axes);
 }
 AxisPlacement Replicate() { return AxisPlacement{}; }
-AxisPlacement Partial(ReduceOp op) {
-  AxisPlacement p;
-  p.kind = AxisPlacement::Kind::Partial;
-  p.op = op;
-  return p;
-}
+AxisPlacement Partial(ReduceOp op) { return placement(AxisPlacement::Kind::Partial, 0, op, {}); }
 AxisPlacement Partial(ReduceOp op, std::initializer_list<std::string_view> axes) {
-  AxisPlacement p = Partial(op);
-  for (auto a : axes) p.axes.emplace_back(a);
-  return p;
+  return placement(AxisPlacement::Kind::Partial, 0, op, axes);
 }
 
 namespace {
