@@ -10,7 +10,7 @@
 //    steps, marks '*' where they differ, and times both on the backend (alternating runs; median
 //    of N runs of the slowest rank, each after a barrier) so one sees whether the measured
 //    model's choice is faster.
-// The choices that depend on the model (src/plan/planner.cpp): merged shrink-first collectives
+// The choices that depend on the model (src/plan/strategy.cpp): merged shrink-first collectives
 // vs per-axis (DTensor order) steps vs one direct exchange (which must win by 10%), and an
 // all-reduce vs reduce-scatter + all-gather. The est columns are each model's own estimate of
 // the plan it chose.

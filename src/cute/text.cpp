@@ -10,6 +10,7 @@
 #include "axe/cute/int_tuple.hpp"
 #include "axe/cute/layout.hpp"
 #include "axe/cute/swizzle.hpp"
+#include "core/scan.hpp"
 
 namespace axe::cute {
 namespace {
@@ -61,26 +62,11 @@ class Parser {
   std::int64_t integer() {
     skip_ws();
     std::size_t start = pos_;
-    bool negative = false;
-    if (pos_ < text_.size() && text_[pos_] == '-') {
-      negative = true;
-      ++pos_;
-    }
-    if (pos_ >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      error_at(start, "an integer");
-    }
-    // Accumulate negatively so INT64_MIN parses.
     std::int64_t v = 0;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      int digit = text_[pos_] - '0';
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, digit, &v)) {
-        error_at(start, "an integer that fits in 64 bits");
-      }
-      ++pos_;
-    }
-    if (!negative) {
-      if (v == INT64_MIN) error_at(start, "an integer that fits in 64 bits");
-      v = -v;
+    switch (axe::internal::scan_int64(text_, pos_, v)) {
+      case axe::internal::ScanInt::Ok: break;
+      case axe::internal::ScanInt::NotAnInteger: error_at(start, "an integer");
+      case axe::internal::ScanInt::TooLarge: error_at(start, "an integer that fits in 64 bits");
     }
     return v;
   }
@@ -172,27 +158,18 @@ class Parser {
   Swizzle swizzle() {
     std::size_t start = (skip_ws(), pos_);
     std::string_view r = rest();
-    int b = 0;
-    int m = 0;
-    int s = 0;
-    if (r.substr(0, 3) == "Sw<") {
-      pos_ += 3;
-      b = small_int("a swizzle parameter");
-      expect(',', "','");
-      m = small_int("a swizzle parameter");
-      expect(',', "','");
-      s = small_int("a swizzle parameter");
-      expect('>', "'>'");
-    } else if (r.substr(0, 3) == "SW_") {
-      pos_ += 3;
-      b = small_int("a swizzle parameter");
-      expect('_', "'_'");
-      m = small_int("a swizzle parameter");
-      expect('_', "'_'");
-      s = small_int("a swizzle parameter");
-    } else {
-      error("'Sw<' or 'SW_'");
-    }
+    // The two spellings differ only in their separator and the closing '>'.
+    const bool angle = r.substr(0, 3) == "Sw<";
+    if (!angle && r.substr(0, 3) != "SW_") error("'Sw<' or 'SW_'");
+    pos_ += 3;
+    const char sep = angle ? ',' : '_';
+    const std::string sep_text = std::string("'") + sep + "'";
+    const int b = small_int("a swizzle parameter");
+    expect(sep, sep_text);
+    const int m = small_int("a swizzle parameter");
+    expect(sep, sep_text);
+    const int s = small_int("a swizzle parameter");
+    if (angle) expect('>', "'>'");
     try {
       return Swizzle(b, m, s);
     } catch (const ParseError&) {
@@ -231,6 +208,15 @@ void print(const IntTuple& t, std::string& out) {
   }
 }
 
+// `rule` over the whole of `text`; anything left after it is an error naming `what`.
+template <class Rule>
+auto parse_whole(std::string_view text, std::string_view what, Rule rule) {
+  Parser p(text);
+  auto v = rule(p);
+  p.expect_end(what);
+  return v;
+}
+
 }  // namespace
 
 std::string to_string(const IntTuple& t) {
@@ -240,17 +226,11 @@ std::string to_string(const IntTuple& t) {
 }
 
 IntTuple parse_int_tuple(std::string_view text) {
-  Parser p(text);
-  IntTuple t = p.int_tuple(false);
-  p.expect_end("integer tuple");
-  return t;
+  return parse_whole(text, "integer tuple", [](Parser& p) { return p.int_tuple(false); });
 }
 
 IntTuple parse_coord(std::string_view text) {
-  Parser p(text);
-  IntTuple t = p.int_tuple(true);
-  p.expect_end("coordinate");
-  return t;
+  return parse_whole(text, "coordinate", [](Parser& p) { return p.int_tuple(true); });
 }
 
 std::string to_string(const Layout& l) {
@@ -258,10 +238,7 @@ std::string to_string(const Layout& l) {
 }
 
 Layout parse_layout(std::string_view text) {
-  Parser p(text);
-  Layout l = p.layout();
-  p.expect_end("layout");
-  return l;
+  return parse_whole(text, "layout", [](Parser& p) { return p.layout(); });
 }
 
 std::string to_string(const Tiler& t) {
@@ -277,10 +254,7 @@ std::string to_string(const Tiler& t) {
 }
 
 Tiler parse_tiler(std::string_view text) {
-  Parser p(text);
-  Tiler t = p.tiler();
-  p.expect_end("tiler");
-  return t;
+  return parse_whole(text, "tiler", [](Parser& p) { return p.tiler(); });
 }
 
 std::string to_string(const Swizzle& s) {
@@ -294,10 +268,7 @@ std::string to_pycute_string(const Swizzle& s) {
 }
 
 Swizzle parse_swizzle(std::string_view text) {
-  Parser p(text);
-  Swizzle s = p.swizzle();
-  p.expect_end("swizzle");
-  return s;
+  return parse_whole(text, "swizzle", [](Parser& p) { return p.swizzle(); });
 }
 
 std::string to_string(const ComposedLayout& c) {

@@ -5,34 +5,32 @@
 #include <string>
 
 #include "axe/core/error.hpp"
-#include "plan/internal.hpp"
+#include "dist/internal.hpp"
 
 namespace axe {
 
 using internal::shape_text;
 
-AxisPlacement Shard(int dim) {
+namespace {
+AxisPlacement placement(AxisPlacement::Kind kind, int dim, ReduceOp op,
+                        std::initializer_list<std::string_view> axes) {
   AxisPlacement p;
-  p.kind = AxisPlacement::Kind::Shard;
+  p.kind = kind;
   p.dim = dim;
-  return p;
-}
-AxisPlacement Shard(int dim, std::initializer_list<std::string_view> axes) {
-  AxisPlacement p = Shard(dim);
+  p.op = op;
   for (auto a : axes) p.axes.emplace_back(a);
   return p;
+}
+}  // namespace
+
+AxisPlacement Shard(int dim) { return placement(AxisPlacement::Kind::Shard, dim, ReduceOp::Sum, {}); }
+AxisPlacement Shard(int dim, std::initializer_list<std::string_view> axes) {
+  return placement(AxisPlacement::Kind::Shard, dim, ReduceOp::Sum, axes);
 }
 AxisPlacement Replicate() { return AxisPlacement{}; }
-AxisPlacement Partial(ReduceOp op) {
-  AxisPlacement p;
-  p.kind = AxisPlacement::Kind::Partial;
-  p.op = op;
-  return p;
-}
+AxisPlacement Partial(ReduceOp op) { return placement(AxisPlacement::Kind::Partial, 0, op, {}); }
 AxisPlacement Partial(ReduceOp op, std::initializer_list<std::string_view> axes) {
-  AxisPlacement p = Partial(op);
-  for (auto a : axes) p.axes.emplace_back(a);
-  return p;
+  return placement(AxisPlacement::Kind::Partial, 0, op, axes);
 }
 
 namespace {
@@ -393,8 +391,8 @@ LocalShard local_shard(const DistLayout& l, std::int64_t rank) {
   out.shape.assign(nd, 0);
   if (!l.mesh().contains(rank)) return out;
   out.buffer_elements = l.local_elements();
-  internal::Pair p = internal::make_pair(l, l);
-  internal::held_regions(p, rank, out.regions, out.terms);
+  const internal::Side side = internal::make_side(l);
+  internal::held_regions(side, rank, out.regions, out.terms);
   // Distinct indices per dim over the regions of term 0, replica chosen.
   for (std::size_t d = 0; d < nd; ++d) {
     std::vector<bool> seen(static_cast<std::size_t>(l.shape()[d]), false);
@@ -424,7 +422,7 @@ LocalShard local_shard(const DistLayout& l, std::int64_t rank) {
   if (out.regions.empty()) {
     for (std::size_t d = 0; d < nd; ++d) {
       bool split = false;
-      for (const auto& it : p.src.dims[d]) split = split || it.axis < p.src.naxes;
+      for (const auto& it : side.dims[d]) split = split || it.axis < side.naxes;
       out.shape[d] = split ? 0 : l.shape()[d];
     }
   }

@@ -4,6 +4,7 @@
 
 #include "axe/layout/layout.hpp"
 #include "axe/core/error.hpp"
+#include "core/scan.hpp"
 #include "layout/internal.hpp"
 
 namespace axe {
@@ -84,24 +85,11 @@ class Parser {
 
   std::int64_t integer() {
     std::size_t start = pos_;
-    bool neg = false;
-    if (peek() == '-') {
-      neg = true;
-      ++pos_;
-    }
-    if (!std::isdigit(static_cast<unsigned char>(peek()))) error(start, "an integer");
-    // Accumulate negatively so INT64_MIN parses too.
     std::int64_t v = 0;
-    while (std::isdigit(static_cast<unsigned char>(peek()))) {
-      int digit = t_[pos_] - '0';
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, digit, &v)) {
-        error(start, "an integer that fits in 64 bits");
-      }
-      ++pos_;
-    }
-    if (!neg) {
-      if (v == INT64_MIN) error(start, "an integer that fits in 64 bits");
-      v = -v;
+    switch (internal::scan_int64(t_, pos_, v)) {
+      case internal::ScanInt::Ok: break;
+      case internal::ScanInt::NotAnInteger: error(start, "an integer");
+      case internal::ScanInt::TooLarge: error(start, "an integer that fits in 64 bits");
     }
     return v;
   }

@@ -17,21 +17,6 @@ namespace axe::internal {
 
 namespace {
 
-struct VarRef {
-  enum Kind : std::uint8_t { ModeV, RepV, PartV } kind;
-  std::size_t index;
-};
-
-struct Assign {
-  std::vector<std::int64_t> md, r, t;  // mode digits (-1 free), replica digits, term digits
-};
-
-std::int64_t row_major(const std::vector<std::int64_t>& digits, const std::vector<SideIter>& it) {
-  std::int64_t x = 0;
-  for (std::size_t i = 0; i < it.size(); ++i) x = x * it[i].extent + digits[i];
-  return x;
-}
-
 std::vector<std::int64_t> decode(std::int64_t x, const std::vector<SideIter>& it) {
   std::vector<std::int64_t> d(it.size());
   for (std::size_t i = it.size(); i-- > 0;) {
@@ -41,97 +26,17 @@ std::vector<std::int64_t> decode(std::int64_t x, const std::vector<SideIter>& it
   return d;
 }
 
-// Calls f for every combination of digits over `extents` (row-major, last fastest).
-template <class F>
-void odometer(const std::vector<std::int64_t>& extents, F&& f) {
-  std::vector<std::int64_t> d(extents.size(), 0);
-  for (auto e : extents)
-    if (e <= 0) return;
-  while (true) {
-    f(d);
-    std::size_t i = d.size();
-    while (i > 0) {
-      --i;
-      if (++d[i] < extents[i]) break;
-      d[i] = 0;
-      if (i == 0) return;
-    }
-    if (d.empty()) return;
-  }
-}
-
-// Solves one side's device coordinate `c` for box b: every assignment of the modes on that
-// side's device axes and of its replica and term digits. `mem_rep_all`: enumerate replica digits
-// on `m` (destination: every slot needs data) or fix them to 0 (source: one copy sends).
-std::vector<Assign> solve_side(const GBox& b, const Side& s, bool is_src,
-                               const std::vector<std::int64_t>& c, bool mem_rep_all) {
-  const std::size_t nm = b.modes.size();
-  Assign base;
-  base.md.assign(nm, -1);
-  base.r.assign(s.rep.size(), 0);
-  base.t.assign(s.part.size(), 0);
-  std::vector<Assign> out{base};
-  for (int a = 0; a <= s.naxes; ++a) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> vars;
-    std::vector<VarRef> refs;
-    if (a < s.naxes) {
-      for (std::size_t i = 0; i < nm; ++i) {
-        const Mode& m = b.modes[i];
-        if ((is_src ? m.s_axis : m.d_axis) == a) {
-          vars.push_back({m.extent, is_src ? m.s_stride : m.d_stride});
-          refs.push_back({VarRef::ModeV, i});
-        }
-      }
-    }
-    for (std::size_t i = 0; i < s.rep.size(); ++i)
-      if (s.rep[i].axis == a && (a < s.naxes || mem_rep_all)) {
-        vars.push_back({s.rep[i].extent, s.rep[i].stride});
-        refs.push_back({VarRef::RepV, i});
-      }
-    for (std::size_t i = 0; i < s.part.size(); ++i)
-      if (s.part[i].axis == a) {
-        vars.push_back({s.part[i].extent, s.part[i].stride});
-        refs.push_back({VarRef::PartV, i});
-      }
-    if (vars.empty()) {
-      if (a < s.naxes && c[static_cast<std::size_t>(a)] != (is_src ? b.s_base : b.d_base)[static_cast<std::size_t>(a)])
-        return {};
-      continue;
-    }
-    std::vector<std::vector<std::int64_t>> sols;
-    if (a < s.naxes) {
-      const std::int64_t base_a = (is_src ? b.s_base : b.d_base)[static_cast<std::size_t>(a)];
-      sols = solve(vars, c[static_cast<std::size_t>(a)] - base_a);
-      if (sols.empty()) return {};
-    } else {
-      std::vector<std::int64_t> ext;
-      for (auto& v : vars) ext.push_back(v.first);
-      odometer(ext, [&](const std::vector<std::int64_t>& d) { sols.push_back(d); });
-    }
-    std::vector<Assign> next;
-    next.reserve(out.size() * sols.size());
-    for (const auto& o : out)
-      for (const auto& sol : sols) {
-        Assign x = o;
-        for (std::size_t v = 0; v < refs.size(); ++v) {
-          auto& slot = refs[v].kind == VarRef::ModeV ? x.md : refs[v].kind == VarRef::RepV ? x.r : x.t;
-          slot[refs[v].index] = sol[v];
-        }
-        next.push_back(std::move(x));
-      }
-    out.swap(next);
-  }
-  return out;
-}
-
 struct Keyed {
   std::vector<std::int64_t> key;
   Transfer t;
 };
 
-class Planner {
+// Builds one rank's part of the direct exchange of a pair: the messages it receives (receive:
+// per box, the senders of what it needs) and sends (send: the mirror image), keyed so that
+// sender and receiver order each message's boxes alike, plus its local copies and fills.
+class ExchangeBuilder {
  public:
-  Planner(const Pair& p, std::int64_t rank, bool spread = false) : P(p), rank_(rank), spread_(spread) {
+  ExchangeBuilder(const Pair& p, std::int64_t rank, bool spread = false) : P(p), rank_(rank), spread_(spread) {
     rep_on.resize(static_cast<std::size_t>(P.src.naxes));
     for (std::size_t i = 0; i < P.src.rep.size(); ++i)
       if (P.src.rep[i].axis < P.src.naxes) {
@@ -220,9 +125,9 @@ class Planner {
   // Source coordinate without replicas, per source axis (m excluded).
   std::vector<std::int64_t> src_coord_norep(const GBox& b, const Assign& s) {
     std::vector<std::int64_t> v(b.s_base.begin(), b.s_base.end() - 1);
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (m.s_axis < P.src.naxes) v[static_cast<std::size_t>(m.s_axis)] += s.md[i] * m.s_stride;
+    for (std::size_t i = 0; i < b.factors.size(); ++i) {
+      const Factor& m = b.factors[i];
+      if (m.s_axis < P.src.naxes) v[static_cast<std::size_t>(m.s_axis)] += s.fd[i] * m.s_stride;
     }
     for (std::size_t i = 0; i < P.src.part.size(); ++i)
       if (P.src.part[i].axis < P.src.naxes) v[static_cast<std::size_t>(P.src.part[i].axis)] += s.t[i] * P.src.part[i].stride;
@@ -236,12 +141,12 @@ class Planner {
     return P.src.layout->mesh().rank_at(c);
   }
 
-  std::int64_t dst_rank(const GBox& b, const std::vector<std::int64_t>& md, const std::vector<std::int64_t>& rd,
+  std::int64_t dst_rank(const GBox& b, const std::vector<std::int64_t>& fd, const std::vector<std::int64_t>& rd,
                         const std::vector<std::int64_t>& td) {
     std::vector<std::int64_t> c(b.d_base.begin(), b.d_base.end() - 1);
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (m.d_axis < P.dst.naxes) c[static_cast<std::size_t>(m.d_axis)] += md[i] * m.d_stride;
+    for (std::size_t i = 0; i < b.factors.size(); ++i) {
+      const Factor& m = b.factors[i];
+      if (m.d_axis < P.dst.naxes) c[static_cast<std::size_t>(m.d_axis)] += fd[i] * m.d_stride;
     }
     for (std::size_t i = 0; i < P.dst.rep.size(); ++i)
       if (P.dst.rep[i].axis < P.dst.naxes) c[static_cast<std::size_t>(P.dst.rep[i].axis)] += rd[i] * P.dst.rep[i].stride;
@@ -250,8 +155,8 @@ class Planner {
     return P.dst.layout->mesh().rank_at(c);
   }
 
-  // The box of the elements with mode digits md (free: -1) on both sides.
-  Transfer make_transfer(const GBox& b, const std::vector<std::int64_t>& md, const std::vector<std::int64_t>& rs,
+  // The box of the elements with factor digits fd (free: -1) on both sides.
+  Transfer make_transfer(const GBox& b, const std::vector<std::int64_t>& fd, const std::vector<std::int64_t>& rs,
                          const std::vector<std::int64_t>& ts, const std::vector<std::int64_t>& rd,
                          const std::vector<std::int64_t>& td, bool src_side = true) {
     const int sm = P.src.naxes, dmm = P.dst.naxes;
@@ -266,14 +171,14 @@ class Planner {
       if (P.dst.rep[i].axis == dmm) t.dst_offset += rd[i] * P.dst.rep[i].stride;
     for (std::size_t i = 0; i < P.dst.part.size(); ++i)
       if (P.dst.part[i].axis == dmm) t.dst_offset += td[i] * P.dst.part[i].stride;
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (md[i] >= 0) {
-        if (m.s_axis == sm) t.src_offset += md[i] * m.s_stride;
-        if (m.d_axis == dmm) t.dst_offset += md[i] * m.d_stride;
+    for (std::size_t i = 0; i < b.factors.size(); ++i) {
+      const Factor& m = b.factors[i];
+      if (fd[i] >= 0) {
+        if (m.s_axis == sm) t.src_offset += fd[i] * m.s_stride;
+        if (m.d_axis == dmm) t.dst_offset += fd[i] * m.d_stride;
         continue;
       }
-      // Joint coalescing with the previous free mode.
+      // Joint coalescing with the previous free factor.
       std::int64_t ss = src_side ? m.s_stride : 0;
       if (!t.extents.empty() && t.src_strides.back() == m.extent * ss &&
           t.dst_strides.back() == m.extent * m.d_stride) {
@@ -292,13 +197,24 @@ class Planner {
   std::vector<std::int64_t> key(std::size_t bi, const Assign& a, const std::vector<std::int64_t>& rd,
                                 const std::vector<std::int64_t>& td, const std::vector<std::int64_t>& ts) {
     std::vector<std::int64_t> k;
-    k.reserve(1 + a.md.size() + rd.size() + td.size() + ts.size());
+    k.reserve(1 + a.fd.size() + rd.size() + td.size() + ts.size());
     k.push_back(static_cast<std::int64_t>(bi));
-    k.insert(k.end(), a.md.begin(), a.md.end());
+    k.insert(k.end(), a.fd.begin(), a.fd.end());
     k.insert(k.end(), rd.begin(), rd.end());
     k.insert(k.end(), td.begin(), td.end());
     k.insert(k.end(), ts.begin(), ts.end());
     return k;
+  }
+
+  // The factors of b that fd leaves free (-1) and that lie on a device axis of the source
+  // (`on_src`) or destination side, with their extents.
+  void free_on_mesh(const GBox& b, const std::vector<std::int64_t>& fd, bool on_src, std::vector<std::size_t>& free,
+                    std::vector<std::int64_t>& ext) const {
+    for (std::size_t i = 0; i < b.factors.size(); ++i)
+      if (fd[i] < 0 && (on_src ? b.factors[i].s_axis < P.src.naxes : b.factors[i].d_axis < P.dst.naxes)) {
+        free.push_back(i);
+        ext.push_back(b.factors[i].extent);
+      }
   }
 
   void receive() {
@@ -315,17 +231,13 @@ class Planner {
           bool zero = false;
           for (std::size_t i = 0; i < P.match.size(); ++i) zero = zero || (P.match[i] < 0 && need.t[i] != 0);
           if (zero) {
-            ex.fills.push_back(make_transfer(b, need.md, {}, {}, need.r, need.t, false));
+            ex.fills.push_back(make_transfer(b, need.fd, {}, {}, need.r, need.t, false));
             continue;
           }
         }
         std::vector<std::size_t> free_src;
         std::vector<std::int64_t> ext;
-        for (std::size_t i = 0; i < b.modes.size(); ++i)
-          if (need.md[i] < 0 && b.modes[i].s_axis < P.src.naxes) {
-            free_src.push_back(i);
-            ext.push_back(b.modes[i].extent);
-          }
+        free_on_mesh(b, need.fd, true, free_src, ext);
         std::vector<std::vector<std::int64_t>> term_sets;
         if (P.partial == PartialMode::Reduce) {
           std::vector<std::int64_t> te;
@@ -346,17 +258,17 @@ class Planner {
         a.t.clear();
         std::vector<std::int64_t> rs(P.src.rep.size(), 0);
         odometer(ext, [&](const std::vector<std::int64_t>& d) {
-          for (std::size_t j = 0; j < free_src.size(); ++j) a.md[free_src[j]] = d[j];
+          for (std::size_t j = 0; j < free_src.size(); ++j) a.fd[free_src[j]] = d[j];
           bool remote = false;
           std::int64_t elems = 0;
           for (const auto& ts : term_sets) {
             Assign s;
-            s.md = a.md;
+            s.fd = a.fd;
             s.t = ts;
             auto v = src_coord_norep(b, s);
             choose_rep(rank_, v, rs);
             std::int64_t p = src_rank(v, rs);
-            Transfer t = make_transfer(b, a.md, rs, ts, need.r, need.t);
+            Transfer t = make_transfer(b, a.fd, rs, ts, need.r, need.t);
             t.term = P.partial == PartialMode::Reduce ? reduced_index(ts) : 0;
             elems = t.elements();
             if (p == rank_) {
@@ -390,11 +302,7 @@ class Planner {
         const std::int64_t Ts = row_major(have.t, P.src.part);
         std::vector<std::size_t> free_dst;
         std::vector<std::int64_t> ext;
-        for (std::size_t i = 0; i < b.modes.size(); ++i)
-          if (have.md[i] < 0 && b.modes[i].d_axis < P.dst.naxes) {
-            free_dst.push_back(i);
-            ext.push_back(b.modes[i].extent);
-          }
+        free_on_mesh(b, have.fd, false, free_dst, ext);
         const std::size_t nfree = free_dst.size();
         for (auto& it : P.dst.rep) ext.push_back(it.extent);
         std::vector<std::vector<std::int64_t>> tds;
@@ -418,14 +326,14 @@ class Planner {
         std::vector<std::int64_t> rs(P.src.rep.size(), 0), rd(P.dst.rep.size(), 0);
         Assign a = have;
         odometer(ext, [&](const std::vector<std::int64_t>& d) {
-          for (std::size_t j = 0; j < nfree; ++j) a.md[free_dst[j]] = d[j];
+          for (std::size_t j = 0; j < nfree; ++j) a.fd[free_dst[j]] = d[j];
           for (std::size_t j = 0; j < rd.size(); ++j) rd[j] = d[nfree + j];
           for (const auto& td : tds) {
-            std::int64_t q = dst_rank(b, a.md, rd, td);
+            std::int64_t q = dst_rank(b, a.fd, rd, td);
             if (q == rank_) continue;
             choose_rep(q, v, rs);
             if (spread_ && R_ > 1) {
-              Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
+              Transfer t = make_transfer(b, a.fd, rs, have.t, rd, td);
               if (spreads(t)) {
                 if (src_rank(v, rs) == q) continue;  // q holds it and copies
                 t.term = P.partial == PartialMode::Reduce ? reduced_index(have.t) : 0;
@@ -434,7 +342,7 @@ class Planner {
               }
             }
             if (rs != have.r) continue;
-            Transfer t = make_transfer(b, a.md, rs, have.t, rd, td);
+            Transfer t = make_transfer(b, a.fd, rs, have.t, rd, td);
             t.term = P.partial == PartialMode::Reduce ? reduced_index(have.t) : 0;
             send_[q].push_back({key(bi, a, rd, td, have.t), std::move(t)});
           }
@@ -488,232 +396,9 @@ class Planner {
 
 }  // namespace
 
-Exchange exchange(const Pair& p, std::int64_t rank, bool spread) { return Planner(p, rank, spread).run(); }
+Exchange exchange(const Pair& p, std::int64_t rank, bool spread) { return ExchangeBuilder(p, rank, spread).run(); }
 
-std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank) { return Planner(p, rank).receive_only(); }
-
-namespace {
-
-// One unknown of a side's device coordinate on one axis: a refined digit, a replica or a term.
-struct Var {
-  VarRef::Kind kind;
-  std::size_t index;
-  std::int64_t extent, stride;
-};
-
-// Per box, what the closed form needs: the box with only its (m, m) digits free (rank-independent),
-// and per device axis of each side the unknowns, largest stride first (decoded greedily).
-struct FastBox {
-  Transfer tmpl;
-  std::vector<std::vector<Var>> s_vars, d_vars;
-  // (refined digit, stride): digits on a mesh axis on one side and on `m` on the other, which
-  // shift the box's offset on the `m` side.
-  std::vector<std::pair<std::size_t, std::int64_t>> s_off, d_off;
-  std::int64_t elements = 0;
-};
-
-// Greedy mixed-radix decode of r over nested positive strides; false when r is not reachable.
-bool decode_axis(std::int64_t r, const std::vector<Var>& vars, std::vector<std::int64_t>& md,
-                 std::vector<std::int64_t>& rep, std::vector<std::int64_t>& term) {
-  for (const Var& v : vars) {
-    std::int64_t d = r >= 0 ? r / v.stride : -1;
-    if (d < 0 || d >= v.extent) return false;
-    r -= d * v.stride;
-    auto& slot = v.kind == VarRef::ModeV ? md : v.kind == VarRef::RepV ? rep : term;
-    if (v.kind == VarRef::ModeV && slot[v.index] >= 0 && slot[v.index] != d) return false;
-    slot[v.index] = d;
-  }
-  return r == 0;
-}
-
-// Unknowns of one side on each device axis; false when a stride is negative or not nested.
-bool side_vars(const GBox& b, const Side& s, bool is_src, std::vector<std::vector<Var>>& out) {
-  out.assign(static_cast<std::size_t>(s.naxes), {});
-  for (std::size_t i = 0; i < b.modes.size(); ++i) {
-    const Mode& m = b.modes[i];
-    int a = is_src ? m.s_axis : m.d_axis;
-    if (a < s.naxes) out[static_cast<std::size_t>(a)].push_back({VarRef::ModeV, i, m.extent, is_src ? m.s_stride : m.d_stride});
-  }
-  for (std::size_t i = 0; i < s.rep.size(); ++i) {
-    if (s.rep[i].axis == s.naxes) return false;
-    out[static_cast<std::size_t>(s.rep[i].axis)].push_back({VarRef::RepV, i, s.rep[i].extent, s.rep[i].stride});
-  }
-  for (std::size_t i = 0; i < s.part.size(); ++i) {
-    if (s.part[i].axis == s.naxes) return false;
-    out[static_cast<std::size_t>(s.part[i].axis)].push_back({VarRef::PartV, i, s.part[i].extent, s.part[i].stride});
-  }
-  for (auto& v : out) {
-    std::sort(v.begin(), v.end(), [](const Var& x, const Var& y) { return x.stride > y.stride; });
-    std::int64_t reach = 1;
-    for (std::size_t j = v.size(); j-- > 0;) {
-      if (v[j].stride < reach) return false;  // also rejects <= 0
-      reach = v[j].stride * v[j].extent;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
-std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const std::vector<Axis>& axes,
-                                      StepKind kind) {
-  const Mesh& mesh = p.src.layout->mesh();
-  if (!(mesh == p.dst.layout->mesh())) return std::nullopt;
-  if (p.partial == PartialMode::Match) return std::nullopt;
-  for (auto m : p.match)
-    if (m < 0) return std::nullopt;  // filled terms
-  const int mem = p.src.naxes;
-  std::vector<FastBox> fb(p.boxes.size());
-  for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
-    const GBox& b = p.boxes[bi];
-    if (!side_vars(b, p.src, true, fb[bi].s_vars) || !side_vars(b, p.dst, false, fb[bi].d_vars)) return std::nullopt;
-    Transfer& t = fb[bi].tmpl;
-    t.src_offset = b.s_base[static_cast<std::size_t>(mem)];
-    t.dst_offset = b.d_base[static_cast<std::size_t>(mem)];
-    for (const Mode& m : b.modes) {
-      if (m.s_axis != mem || m.d_axis != mem) continue;
-      if (!t.extents.empty() && t.src_strides.back() == m.extent * m.s_stride &&
-          t.dst_strides.back() == m.extent * m.d_stride) {
-        t.extents.back() *= m.extent;
-        t.src_strides.back() = m.s_stride;
-        t.dst_strides.back() = m.d_stride;
-      } else {
-        t.extents.push_back(m.extent);
-        t.src_strides.push_back(m.s_stride);
-        t.dst_strides.push_back(m.d_stride);
-      }
-    }
-  }
-  Exchange ex;
-  auto me = mesh.find_index(rank);
-  if (!me) return ex;
-  const std::vector<std::int64_t> c = mesh.coord_of_index(*me);
-  std::vector<std::size_t> gaxes;
-  for (Axis a : axes) gaxes.push_back(*mesh.axis_index(a));
-  const bool self_only = kind == StepKind::LocalCopy;
-  const bool reduce = p.partial == PartialMode::Reduce && !p.reduced.empty();
-  // Per box, the refined digits that fix an offset in `m` on one side only, and the box's size.
-  for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
-    FastBox& f = fb[bi];
-    const GBox& b = p.boxes[bi];
-    for (std::size_t i = 0; i < b.modes.size(); ++i) {
-      const Mode& m = b.modes[i];
-      if (m.s_axis == mem && m.d_axis != mem) f.s_off.push_back({i, m.s_stride});
-      if (m.d_axis == mem && m.s_axis != mem) f.d_off.push_back({i, m.d_stride});
-    }
-    f.elements = f.tmpl.elements();
-  }
-  std::vector<std::int64_t> md, rs, ts, rd, td;
-  md.reserve(16);
-  rs.assign(p.src.rep.size(), 0);
-  ts.assign(p.src.part.size(), 0);
-  rd.assign(p.dst.rep.size(), 0);
-  td.assign(p.dst.part.size(), 0);
-  // Where box bi lands when it moves from the rank at source coordinate cs to the rank at
-  // destination coordinate cd (false: it does not). Every replica and term digit is on a mesh
-  // axis here (side_vars), so a successful decode sets all of rs, ts, rd, td.
-  struct Hit {
-    std::int64_t src_offset = 0, dst_offset = 0, term = 0;
-  };
-  auto between = [&](std::size_t bi, const std::vector<std::int64_t>& cs, const std::vector<std::int64_t>& cd,
-                     Hit& h) -> bool {
-    const GBox& b = p.boxes[bi];
-    const FastBox& f = fb[bi];
-    md.assign(b.modes.size(), -1);
-    for (int a = 0; a < mem; ++a) {
-      const auto ua = static_cast<std::size_t>(a);
-      if (!decode_axis(cs[ua] - b.s_base[ua], f.s_vars[ua], md, rs, ts)) return false;
-      if (!decode_axis(cd[ua] - b.d_base[ua], f.d_vars[ua], md, rd, td)) return false;
-    }
-    for (std::size_t i = 0; i < p.match.size(); ++i)
-      if (td[i] != ts[static_cast<std::size_t>(p.match[i])]) return false;
-    h.src_offset = f.tmpl.src_offset;
-    h.dst_offset = f.tmpl.dst_offset;
-    for (auto [i, stride] : f.s_off) h.src_offset += md[i] * stride;
-    for (auto [i, stride] : f.d_off) h.dst_offset += md[i] * stride;
-    h.term = 0;
-    if (reduce)
-      for (auto j : p.reduced) h.term = h.term * p.src.part[j].extent + ts[j];
-    return true;
-  };
-  // The box built in place from the template (no temporary, no zeroing first).
-  auto emit = [&](std::vector<Transfer>& list, const FastBox& f, const Hit& h) {
-    // Braces, not emplace_back's parentheses: aggregate init from a parenthesised list needs
-    // clang 16, and the fuzzer builds with clang 14.
-    list.push_back(Transfer{f.tmpl.extents, h.src_offset, f.tmpl.src_strides, h.dst_offset, f.tmpl.dst_strides, h.term});
-  };
-  // Members of the group (Mesh::group), visited by ascending rank so messages come out sorted.
-  std::int64_t g = 1;
-  for (auto a : gaxes) g *= mesh.sizes()[a];
-  if (self_only) g = 1;
-  // (rank, index in group order). Kept per thread: freeing a temporary this large (64 KiB at
-  // 4096 ranks) while the plan's many small blocks are live makes glibc consolidate the heap.
-  thread_local std::vector<std::pair<std::int64_t, std::int64_t>> members;
-  members.clear();
-  members.reserve(static_cast<std::size_t>(g));
-  std::vector<std::int64_t> other = c;
-  auto member_coord = [&](std::int64_t j) {
-    for (std::size_t k = gaxes.size(); k-- > 0 && !self_only;) {
-      other[gaxes[k]] = j % mesh.sizes()[gaxes[k]];
-      j /= mesh.sizes()[gaxes[k]];
-    }
-  };
-  // Member j's device index: this rank's, with the group axes' digits replaced (row-major).
-  std::vector<std::int64_t> place(mesh.ndim(), 1);
-  for (std::size_t k = mesh.ndim(); k-- > 1;) place[k - 1] = place[k] * mesh.sizes()[k];
-  std::int64_t base = *me;
-  for (auto a : gaxes) base -= c[a] * place[a];
-  if (!self_only) ex.group.reserve(static_cast<std::size_t>(g));
-  for (std::int64_t j = 0; j < g; ++j) {
-    std::int64_t index = base, rest = j;
-    for (std::size_t k = gaxes.size(); k-- > 0 && !self_only;) {
-      index += rest % mesh.sizes()[gaxes[k]] * place[gaxes[k]];
-      rest /= mesh.sizes()[gaxes[k]];
-    }
-    const std::int64_t r = self_only ? rank : mesh.ranks()[static_cast<std::size_t>(index)];
-    members.push_back({r, j});
-    if (!self_only) ex.group.push_back(r);
-  }
-  if (!std::is_sorted(members.begin(), members.end())) std::sort(members.begin(), members.end());
-  ex.sends.reserve(members.size());
-  ex.recvs.reserve(members.size());
-  Hit h;
-  for (auto [peer, j] : members) {
-    member_coord(j);
-    const bool self = peer == rank;
-    Message* in = nullptr;
-    Message* out = nullptr;
-    for (std::size_t bi = 0; bi < p.boxes.size(); ++bi) {
-      const FastBox& f = fb[bi];
-      if (between(bi, other, c, h)) {
-        if (self) {
-          emit(ex.copies, f, h);
-        } else {
-          if (!in) {
-            in = &ex.recvs.emplace_back();
-            in->peer = peer;
-          }
-          emit(in->boxes, f, h);
-          if (!reduce) ex.lower_bound_elements += f.elements;
-        }
-      }
-      if (!self && between(bi, c, other, h)) {
-        if (!out) {
-          out = &ex.sends.emplace_back();
-          out->peer = peer;
-        }
-        emit(out->boxes, f, h);
-      }
-    }
-  }
-  if (reduce && !ex.recvs.empty())
-    for (const auto& cp : ex.copies) ex.lower_bound_elements += cp.elements();
-  return ex;
-}
-
-}  // namespace axe::internal
-
-namespace axe::internal {
+std::int64_t lower_bound_elements(const Pair& p, std::int64_t rank) { return ExchangeBuilder(p, rank).receive_only(); }
 
 // Appends the sub-boxes holding elements [lo, hi) of t (row-major over its extents, last fastest),
 // in element order: at most two partial boxes per mode plus one full run.
@@ -770,35 +455,6 @@ void sub_boxes(const Transfer& t, std::int64_t lo, std::int64_t hi, std::vector<
     if (h % in) self(self, i + 1, 0, h - b * in, so + b * ss, dof + b * ds);
   };
   rec(rec, 0, lo, hi, t.src_offset, t.dst_offset);
-}
-
-
-void held_regions(const Pair& p, std::int64_t rank, std::vector<StridedRegion>& regions,
-                  std::vector<std::int64_t>& terms) {
-  const Mesh& sm = p.src.layout->mesh();
-  auto idx = sm.find_index(rank);
-  if (!idx) return;
-  const auto c = sm.coord_of_index(*idx);
-  for (const GBox& b : p.boxes) {
-    for (const Assign& a : solve_side(b, p.src, true, c, false)) {
-      StridedRegion r;
-      r.begin = b.begin;
-      for (std::size_t i = 0; i < b.modes.size(); ++i) {
-        const Mode& m = b.modes[i];
-        if (a.md[i] >= 0) {
-          r.begin[static_cast<std::size_t>(m.dim)] += a.md[i] * m.place;
-        } else if (!r.modes.empty() && r.modes.back().dim == m.dim &&
-                   r.modes.back().step == m.extent * m.place) {
-          r.modes.back().extent *= m.extent;
-          r.modes.back().step = m.place;
-        } else {
-          r.modes.push_back({m.dim, m.extent, m.place});
-        }
-      }
-      regions.push_back(std::move(r));
-      terms.push_back(row_major(a.t, p.src.part));
-    }
-  }
 }
 
 }  // namespace axe::internal

@@ -1,4 +1,6 @@
-// Planner internals: both layouts of a redistribution refined to common factors (DESIGN §4.1).
+// Planner internals: the (source, destination) pair of a redistribution refined to common factors
+// (DESIGN §4.1; sides and the refinement are in dist/internal.hpp), its exchanges and the
+// collectives recognised on it.
 #pragma once
 
 #include <cstdint>
@@ -7,63 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "axe/dist/placement.hpp"
 #include "axe/plan/plan.hpp"
+#include "dist/internal.hpp"
 
 namespace axe::internal {
-
-// An iter of one side; axis is a mesh-axis index, or `mem` (== number of mesh axes) for `m`.
-struct SideIter {
-  std::int64_t extent = 1;
-  int axis = 0;
-  std::int64_t stride = 0;
-};
-
-// One layout, grouped by its padded shape, extent-1 iters dropped.
-struct Side {
-  const DistLayout* layout = nullptr;
-  std::shared_ptr<const DistLayout> owner;  // keeps `layout` alive inside a Pair
-  int naxes = 0;  // mesh axes; index naxes is `m`
-  std::vector<std::vector<SideIter>> dims;  // per logical dim, outer first
-  std::vector<SideIter> rep, part;
-  std::vector<std::int64_t> offset;  // per axis, m last
-  std::int64_t replicas = 1, terms = 1;
-  ReduceOp op = ReduceOp::Sum;
-  int mem() const { return naxes; }
-};
-// Throws axe::Error naming the layout when D does not group by the padded shape.
-Side make_side(const DistLayout& l);
-// Validity of a side against its mesh (axes, bounds, injectivity); throws axe::Error.
-std::int64_t check_side(const Side& s);  // returns the local buffer size
-std::vector<std::int64_t> infer_padded(const AxeLayout& l, const std::vector<std::int64_t>& shape);
-
-// A logical range [lo, lo + len) of one dim held at padded indexes lo + shift ... (one piece of
-// a nested bound; DistLayout::padded_index is affine with slope 1 on it).
-struct Segment {
-  std::int64_t lo = 0, len = 0, shift = 0;
-};
-// The maximal segments of n chunked nested over `parts` in a padded extent (ascending lo,
-// covering [0, n)); O(prod(parts)) work. One segment with shift 0 for a plain bound.
-std::vector<Segment> nest_segments(std::int64_t n, std::int64_t padded, const std::vector<std::int64_t>& parts);
-std::vector<Segment> dim_segments(const DistLayout& l, std::size_t k);
-
-// A mode of the common refinement: a digit of one dim's logical index, with its place value,
-// and where it lands on each side.
-struct Mode {
-  std::int64_t extent = 1;
-  int dim = 0;
-  std::int64_t place = 1;
-  int s_axis = 0;
-  std::int64_t s_stride = 0;
-  int d_axis = 0;
-  std::int64_t d_stride = 0;
-};
-// A box of logical elements: the modes (full ranges) on top of fixed bases.
-struct GBox {
-  std::vector<Mode> modes;
-  std::vector<std::int64_t> s_base, d_base;  // per axis incl. m (offsets included)
-  std::vector<std::int64_t> begin;           // logical begin per dim
-};
 
 // None: no partial terms. Reduce: destination term digits that are source term digits (same
 // axis, extent, stride) are kept, the other source term digits are reduced, the other
@@ -84,7 +33,7 @@ struct Pair {
   // The refinement over the whole padded range (one box, every digit at full extent, extent-1
   // digits dropped): what the step kind is decided from, rank-independently. `chain` is false
   // when some dim has no common factorisation (no collective is then recognised).
-  std::vector<Mode> full_modes;
+  std::vector<Factor> full_factors;
   bool chain = true;
   std::vector<bool> even;  // per dim: no padding on either side (the logical range is one box)
   bool nested = false;     // some dim of either side has a nested bound (boxes are its runs)
@@ -94,10 +43,6 @@ Pair make_pair(const DistLayout& src, const DistLayout& dst);
 // The same on shared layouts, which the Pair keeps without copying them (a layout copies its
 // mesh's rank list: 32 KiB at 4096 ranks).
 Pair make_pair(std::shared_ptr<const DistLayout> src, std::shared_ptr<const DistLayout> dst);
-
-// Every digit assignment of `vars` (extent, stride) with sum(d_i * stride_i) == target.
-std::vector<std::vector<std::int64_t>> solve(const std::vector<std::pair<std::int64_t, std::int64_t>>& vars,
-                                             std::int64_t target);
 
 // One rank's exchange for one Pair (src layout -> dst layout).
 struct Exchange {
@@ -127,6 +72,8 @@ struct Classified {
   std::int64_t root = -1;    // broadcast: index into the group of the member that holds the data
 };
 Classified classify(const Pair& p, const std::vector<Axis>& axes);
+// Does the step from p.src to p.dst keep every element's coordinates on the axes outside `in`?
+bool group_local(const Pair& p, const std::vector<bool>& in);
 // Mesh axes whose coordinates some element, replica or term changes between the two sides.
 std::vector<bool> touched_axes(const Pair& p);
 
@@ -137,13 +84,4 @@ std::vector<bool> touched_axes(const Pair& p);
 std::optional<Exchange> fast_exchange(const Pair& p, std::int64_t rank, const std::vector<Axis>& axes,
                                       StepKind kind);
 
-
-std::string shape_text(const std::vector<std::int64_t>& v);
-
-}  // namespace axe::internal
-
-namespace axe::internal {
-// The regions (and their term indices) that `rank` holds under the source side of p.
-void held_regions(const Pair& p, std::int64_t rank, std::vector<StridedRegion>& regions,
-                  std::vector<std::int64_t>& terms);
 }  // namespace axe::internal
