@@ -2,7 +2,7 @@
 // (issue 5; DESIGN §4 step 5 "alpha-beta per communicator, measurable on the machine").
 //
 // The planner costs a step on a group as  alpha + beta * x + local_beta * (in + out)  where x is
-// the bytes moved by the busiest rank as step_cost (src/plan/planner.cpp) defines them, for a
+// the bytes moved by the busiest rank as step_cost (src/plan/strategy.cpp) defines them, for a
 // group of g ranks and a per-rank shard of N bytes:
 //   all-gather      x = (g-1) N        (N: the source shard)
 //   reduce-scatter  x = (g-1) N        (N: the destination shard)
