@@ -1,14 +1,13 @@
 // The copy-engine policy and BoxList::split (include/axe/cuda/copy_engine.hpp).
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 
-#include "axe/core/bytes.hpp"
 #include "axe/core/error.hpp"
+#include "axe/core/tunables.hpp"
 #include "axe/cuda/box_list.hpp"
 #include "axe/cuda/copy_engine.hpp"
 #include "cuda/internal.hpp"
@@ -29,18 +28,13 @@ bool realigns(const Transfer& t, std::int64_t es, const CopyEnginePolicy& policy
          t.extents[r - 1] * es >= policy.realign_min_row && unit_log2(t, es, 16) <= 2;
 }
 
+// The policy the AXE_COPY_ENGINE_* / AXE_REALIGN_MIN_ROW tunables give (their defaults are
+// CopyEnginePolicy's, a test keeps them equal).
 CopyEnginePolicy env_policy() {
   CopyEnginePolicy p;
-  if (const char* v = std::getenv("AXE_COPY_ENGINE_MIN"); v && *v) p.min_bytes = parse_bytes(v, "AXE_COPY_ENGINE_MIN");
-  if (const char* v = std::getenv("AXE_COPY_ENGINE_UNIT"); v && *v) {
-    char* end = nullptr;
-    const long x = std::strtol(v, &end, 10);
-    if (end == v || *end != '\0' || x < 1 || x > 17)
-      fail(std::string("AXE_COPY_ENGINE_UNIT: '") + v + "' is not an integer in 1..17");
-    p.unit_below = static_cast<int>(x);
-  }
-  if (const char* v = std::getenv("AXE_REALIGN_MIN_ROW"); v && *v)
-    p.realign_min_row = parse_bytes(v, "AXE_REALIGN_MIN_ROW");
+  p.min_bytes = tunable_int("AXE_COPY_ENGINE_MIN");
+  p.unit_below = static_cast<int>(tunable_int("AXE_COPY_ENGINE_UNIT"));
+  p.realign_min_row = tunable_int("AXE_REALIGN_MIN_ROW");
   return p;
 }
 

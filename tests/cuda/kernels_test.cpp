@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include "axe/core/bytes.hpp"
+#include "axe/core/tunables.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/exec/executor.hpp"
 #include "cuda/cuda_test_util.hpp"
@@ -311,6 +313,14 @@ TEST(CopyEngine, SetCopyEnginePolicy_RejectsBadValuesAndReturnsThePrevious) {
   EXPECT_THROW(set_copy_engine_policy({1, 4, -1}), Error);
   EXPECT_EQ(set_copy_engine_policy({0, 4}), (CopyEnginePolicy{12345, 8}));
   EXPECT_EQ(copy_engine_policy(), (CopyEnginePolicy{0, 4}));
+}
+
+// CopyEnginePolicy's defaults are the tunables table's (what the policy is when no AXE_* is set).
+TEST(CopyEngine, DefaultPolicyIsTheTunablesDefaults) {
+  const CopyEnginePolicy d;
+  EXPECT_EQ(d.min_bytes, parse_bytes(tunable_info("AXE_COPY_ENGINE_MIN").default_value, "default"));
+  EXPECT_EQ(d.unit_below, std::stoi(std::string(tunable_info("AXE_COPY_ENGINE_UNIT").default_value)));
+  EXPECT_EQ(d.realign_min_row, parse_bytes(tunable_info("AXE_REALIGN_MIN_ROW").default_value, "default"));
 }
 
 // ---- copy kernels ----------------------------------------------------------------------------
