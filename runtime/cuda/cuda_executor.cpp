@@ -3,8 +3,8 @@
 // The path of every step is decided by its recorded kind and Step::equal_blocks, which the
 // planner makes the same on every rank (plan.hpp, "Agreement"); this file never chooses a path
 // from one rank's own traffic, so all members of a group always make the same NCCL calls. The
-// shape checks mirror Exec::run_collective in src/exec/executor.cpp and throw, like it, naming the
-// rank and the step.
+// shape of every collective step is checked by the host executor's check (plan/step_check.hpp),
+// which throws naming the rank and the step.
 #include "axe/cuda/executor.hpp"
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
 #include "axe/core/error.hpp"
+#include "axe/plan/step_check.hpp"
 
 namespace axe::cuda {
 
@@ -26,31 +27,12 @@ namespace {
 enum class Mode { P2P, AllGather, AllReduce, ReduceScatter, Broadcast };
 
 // Kinds that have a native NCCL collective (used when Step::equal_blocks; an all-gather of
-// unequal blocks also, with padded slots, see check_collective).
+// unequal blocks also, with padded slots, see collective_mode).
 bool native_kind(StepKind k) {
   return k == StepKind::AllGather || k == StepKind::ReduceScatter || k == StepKind::AllReduce ||
          k == StepKind::Broadcast;
 }
 
-bool same_src(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].extents != b[i].extents || a[i].src_offset != b[i].src_offset || a[i].src_strides != b[i].src_strides)
-      return false;
-  return true;
-}
-bool same_dst(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].extents != b[i].extents || a[i].dst_offset != b[i].dst_offset || a[i].dst_strides != b[i].dst_strides)
-      return false;
-  return true;
-}
-const Message* find(const std::vector<Message>& v, std::int64_t peer) {
-  for (const auto& m : v)
-    if (m.peer == peer) return &m;
-  return nullptr;
-}
 std::int64_t elements(const std::vector<Transfer>& boxes) {
   std::int64_t n = 0;
   for (const auto& b : boxes) n += b.elements();
@@ -326,116 +308,48 @@ static bool same_plan(const RankPlan& a, const RankPlan& b) {
 
 namespace {
 
-[[noreturn]] void bad(const RankPlan& plan, const Step& s, std::size_t index, const std::string& why) {
-  fail("CudaExecutor: rank " + std::to_string(plan.rank) + " step " + std::to_string(index) + " (" +
-       std::string(to_string(s.kind)) + " on a group of " + std::to_string(s.group.size()) + "): " + why +
-       " (a planner bug: every member must run the collective)");
-}
-
-// The native path of a collective step, or P2P; throws (naming rank and step) when the rank's
-// messages do not have the declared collective's shape. Mirrors Exec::run_collective.
-Mode check_collective(const RankPlan& plan, const Step& s, std::size_t index, std::int64_t& count, int& root) {
-  const auto& g = s.group;
-  auto member = [&](std::int64_t r) { return std::find(g.begin(), g.end(), r) != g.end(); };
-  if (!member(plan.rank)) bad(plan, s, index, "this rank is not a member of its own group");
-  for (const auto& m : s.sends)
-    if (!member(m.peer)) bad(plan, s, index, "sends to rank " + std::to_string(m.peer) + " outside the group");
-  for (const auto& m : s.recvs)
-    if (!member(m.peer)) bad(plan, s, index, "receives from rank " + std::to_string(m.peer) + " outside the group");
-  auto received = [&](std::int64_t peer) {
-    const Message* m = find(s.recvs, peer);
-    return m ? m->elements() : std::int64_t{0};
-  };
-  auto sent = [&](std::int64_t peer) {
-    const Message* m = find(s.sends, peer);
-    return m ? m->elements() : std::int64_t{0};
-  };
-  const std::string unequal = "blocks of different sizes in a step recorded with equal_blocks";
+// The native path of collective step `s` (plan step `index`), or P2P, with ps.count, ps.root
+// and ps.me. The shape is the shared check's (plan/step_check.hpp), which throws naming rank and
+// step when the rank's messages do not have the declared collective's shape; the path is this
+// backend's choice.
+Mode collective_mode(const RankPlan& plan, const Step& s, std::size_t index, PStep& ps) {
+  const CollectiveShape shape = check_collective(plan.rank, s, index, "CudaExecutor");
+  const auto g = static_cast<std::int64_t>(s.group.size());
+  Mode mode = Mode::P2P;
   switch (s.kind) {
-    case StepKind::AllGather: {
-      if (s.reduce) bad(plan, s, index, "an all-gather cannot reduce");
-      for (const auto& m : s.sends)
-        if (!same_src(m.boxes, s.sends[0].boxes)) bad(plan, s, index, "sends different blocks to different members");
-      if (!s.sends.empty() && s.sends.size() + 1 != g.size())
-        bad(plan, s, index, "does not send its block to every member");
+    case StepKind::AllGather:
+      ps.count = shape.count;
+      mode = Mode::AllGather;
       if (!s.equal_blocks) {
         // Unequal blocks (an uneven dim): one all-gather of blocks padded to the largest, rounded
         // up to kSlotAlign bytes, into staging, when the padding is at most an eighth of the
         // data; else grouped send/recv. Every member sees every block's size (it receives all
         // others), so all members decide alike. Aligned slots keep NCCL on its fast path: an
         // all-gather of unaligned blocks ran 1.65x slower on 4 H200s (uneven S0->R).
-        std::int64_t most = s.sends.empty() ? 0 : s.sends[0].elements(), total = most;
-        for (auto peer : g)
-          if (peer != plan.rank) {
-            most = std::max(most, received(peer));
-            total += received(peer);
-          }
         const std::int64_t unit = std::max<std::int64_t>(1, kSlotAlign / static_cast<std::int64_t>(size_of(plan.dtype)));
-        count = (most + unit - 1) / unit * unit;
-        if (most == 0 || count * static_cast<std::int64_t>(g.size()) > total + total / 8) {
-          count = 0;
-          return Mode::P2P;
+        ps.count = (shape.largest + unit - 1) / unit * unit;
+        if (shape.largest == 0 || ps.count * g > shape.total + shape.total / 8) {
+          ps.count = 0;
+          mode = Mode::P2P;
         }
-        return Mode::AllGather;
       }
-      count = s.sends.empty() ? 0 : s.sends[0].elements();
-      for (auto peer : g)
-        if (peer != plan.rank && received(peer) != count)
-          bad(plan, s, index,
-              unequal + " (own block " + std::to_string(count) + " elements, rank " + std::to_string(peer) + "'s " +
-                  std::to_string(received(peer)) + ")");
-      return Mode::AllGather;
-    }
-    case StepKind::AllToAll:
-      if (s.reduce) bad(plan, s, index, "an all-to-all cannot reduce");
-      return Mode::P2P;
-    case StepKind::Broadcast: {
-      if (s.reduce) bad(plan, s, index, "a broadcast cannot reduce");
-      auto it = std::find(g.begin(), g.end(), s.root);
-      if (it == g.end()) bad(plan, s, index, "its root " + std::to_string(s.root) + " is not a member");
-      root = static_cast<int>(it - g.begin());
-      if (plan.rank == s.root) {
-        for (const auto& x : s.sends)
-          if (!same_src(x.boxes, s.sends[0].boxes)) bad(plan, s, index, "the root sends different blocks");
-        if (!s.recvs.empty()) bad(plan, s, index, "the root receives");
-        if (!s.sends.empty() && s.sends.size() + 1 != g.size())
-          bad(plan, s, index, "the root does not send to every member");
-        count = s.sends.empty() ? 0 : s.sends[0].elements();
-      } else {
-        if (!s.sends.empty() || s.recvs.size() > 1) bad(plan, s, index, "a non-root member sends or receives twice");
-        if (!s.recvs.empty() && s.recvs[0].peer != s.root)
-          bad(plan, s, index, "receives from a member other than the root");
-        count = s.recvs.empty() ? 0 : s.recvs[0].elements();
-      }
-      return s.equal_blocks ? Mode::Broadcast : Mode::P2P;
-    }
+      break;
+    case StepKind::Broadcast:
+      ps.root = static_cast<int>(shape.root);
+      ps.count = shape.count;
+      mode = s.equal_blocks ? Mode::Broadcast : Mode::P2P;
+      break;
     case StepKind::ReduceScatter:
-    case StepKind::AllReduce: {
-      if (!s.reduce) bad(plan, s, index, "nothing to reduce");
-      for (const auto& c : s.copies)
-        if (c.term != s.copies[0].term) bad(plan, s, index, "holds several terms of one element");
-      for (const auto& m : s.recvs)
-        if (!same_dst(m.boxes, s.copies)) bad(plan, s, index, "a received term does not match the local term");
-      if (!s.copies.empty() && s.recvs.size() + 1 != g.size())
-        bad(plan, s, index, "does not receive a term from every member");
-      if (s.kind == StepKind::AllReduce) {
-        for (const auto& m : s.sends)
-          if (!same_src(m.boxes, s.copies)) bad(plan, s, index, "sends a block other than its own term");
-        if (!s.copies.empty() && s.sends.size() + 1 != g.size()) bad(plan, s, index, "does not send to every member");
-      }
-      if (!s.equal_blocks) return Mode::P2P;
-      count = elements(s.copies);
-      if (s.kind == StepKind::ReduceScatter)
-        for (auto peer : g)
-          if (peer != plan.rank && sent(peer) != count)
-            bad(plan, s, index,
-                unequal + " (own block " + std::to_string(count) + " elements, the block for rank " +
-                    std::to_string(peer) + " " + std::to_string(sent(peer)) + ")");
-      return s.kind == StepKind::AllReduce ? Mode::AllReduce : Mode::ReduceScatter;
-    }
-    default:
-      bad(plan, s, index, "not a collective");
+    case StepKind::AllReduce:
+      if (!s.equal_blocks) break;
+      ps.count = shape.count;
+      mode = s.kind == StepKind::AllReduce ? Mode::AllReduce : Mode::ReduceScatter;
+      break;
+    default:  // all-to-all
+      break;
   }
+  if (mode != Mode::P2P) ps.me = static_cast<int>(shape.me);
+  return mode;
 }
 
 }  // namespace
@@ -459,8 +373,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
   const auto& g = s.group;
   // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
   if (is_collective(s.kind) && g.size() > 1) {
-    ps.mode = check_collective(pl, s, index, ps.count, ps.root);
-    if (ps.mode != Mode::P2P) ps.me = static_cast<int>(std::find(g.begin(), g.end(), pl.rank) - g.begin());
+    ps.mode = collective_mode(pl, s, index, ps);
   }
   if (ps.mode != Mode::P2P && !comm)
     fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
@@ -490,7 +403,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
       bool ok = base >= 0 && c.elements() == ps.count && BoxList::pack(s.sends[0].boxes, dt, slot).boxes() == c.boxes();
       for (std::size_t i = 0; ok && i < g.size(); ++i) {
         if (g[i] == pl.rank) continue;
-        const Message* m = find(s.recvs, g[i]);
+        const Message* m = find_message(s.recvs, g[i]);
         auto run = m ? contiguous_run(BoxList::unpack(m->boxes, dt, 0)) : std::nullopt;
         ok = run && run->n == ps.count && run->dst == base + static_cast<std::int64_t>(i) * ps.count;
       }
@@ -504,7 +417,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
       BoxList u = BoxList::copy({}, dt);
       for (std::size_t i = 0; i < g.size(); ++i) {
         if (g[i] == pl.rank) continue;
-        if (const Message* m = find(s.recvs, g[i]))
+        if (const Message* m = find_message(s.recvs, g[i]))
           u.append(BoxList::unpack(m->boxes, dt, static_cast<std::int64_t>(i) * ps.count));
       }
       BoxList c = BoxList::copy(s.copies, dt);
@@ -541,8 +454,8 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
   } else if (ps.mode == Mode::ReduceScatter) {
     BoxList pk = BoxList::copy({}, dt);
     for (std::size_t i = 0; i < g.size(); ++i) {
-      if (ps.count == 0) break;  // count > 0: check_collective found every member's block
-      const auto& boxes = g[i] == pl.rank ? s.copies : find(s.sends, g[i])->boxes;
+      if (ps.count == 0) break;  // count > 0: the step check found every member's block
+      const auto& boxes = g[i] == pl.rank ? s.copies : find_message(s.sends, g[i])->boxes;
       pk.append(BoxList::pack(boxes, dt, static_cast<std::int64_t>(i) * ps.count));
     }
     ps.pack = std::move(pk);
