@@ -18,6 +18,7 @@
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
 #include "axe/core/error.hpp"
+#include "axe/plan/passes.hpp"
 #include "axe/plan/step_check.hpp"
 
 namespace axe::cuda {
@@ -113,9 +114,11 @@ struct PStep {
 
 struct CudaExecutor::Prepared {
   RankPlan plan;  // a copy: the cache key's content is checked against it
-  RankPlan exec;  // the plan as run: `plan` with its local slices folded (fold_slices)
-  // The steps that run: the plan's steps, those pipelined (chunks[i] > 1) split by split_step.
-  std::vector<Step> run;
+  // The plan through the CUDA passes (plan/passes.hpp): local slices folded (fold_slices), the
+  // unwritten elements listed (pad_unwritten).
+  RankPlan exec;
+  // The plan that runs: `exec` with the steps pipelined (chunks[i] > 1) split (pipeline).
+  RankPlan run;
   std::vector<PStep> steps;         // one per run step
   std::vector<std::size_t> origin;  // per run step: its plan step
   // Per plan step: the chunks this rank would pipeline it in (1: none), and the agreed number
@@ -130,8 +133,8 @@ struct CudaExecutor::Prepared {
   std::int64_t scratch_bytes = 0;
   std::vector<std::int64_t> inter_offset;                         // byte offset of buffer i in scratch (-1: none)
   std::int64_t send_offset[2] = {0, 0}, recv_offset[2] = {0, 0};  // per staging slot
-  // Per buffer: the elements no step writes, padded (NaN / 0) before the steps; empty when the
-  // plan's writes cover the buffer (then nothing is filled).
+  // Per buffer: exec.pads, padded (NaN / 0) before the steps; empty when the plan's writes cover
+  // the buffer (then nothing is filled).
   std::vector<BoxList> pads;
   ~Prepared() {
     if (scratch) cudaFree(scratch);
@@ -196,7 +199,7 @@ void CudaExecutor::set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes,
 }
 
 static bool same_plan(const RankPlan& a, const RankPlan& b) {
-  return a.rank == b.rank && a.dtype == b.dtype && a.buffers == b.buffers && a.steps == b.steps;
+  return a.rank == b.rank && a.dtype == b.dtype && a.buffers == b.buffers && a.steps == b.steps && a.pads == b.pads;
 }
 
 namespace {
@@ -458,25 +461,16 @@ bool moves_data(const RankPlan& plan) {
 void CudaExecutor::build(Prepared& p) {
   const RankPlan& pl = p.exec;
   const std::int64_t es = size_of(pl.dtype);
-  p.run.clear();
+  p.run = pipeline(pl, p.chunks);
   p.steps.clear();
+  // pipeline() puts plan step i's chunks[i] chunks one after the other.
   std::vector<std::size_t>& origin = p.origin;
   origin.clear();
-  for (std::size_t i = 0; i < pl.steps.size(); ++i) {
-    const std::int64_t k = p.chunks.empty() ? 1 : p.chunks[i];
-    if (k <= 1) {
-      p.run.push_back(pl.steps[i]);
-      origin.push_back(i);
-      continue;
-    }
-    for (auto& x : split_step(pl.steps[i], k)) {
-      p.run.push_back(std::move(x));
-      origin.push_back(i);
-    }
-  }
+  for (std::size_t i = 0; i < pl.steps.size(); ++i)
+    origin.insert(origin.end(), static_cast<std::size_t>(p.chunks.empty() ? 1 : p.chunks[i]), i);
   std::int64_t max_send[2] = {0, 0}, max_recv[2] = {0, 0};
-  for (std::size_t j = 0; j < p.run.size(); ++j) {
-    const Step& s = p.run[j];
+  for (std::size_t j = 0; j < p.run.steps.size(); ++j) {
+    const Step& s = p.run.steps[j];
     const bool piped = !p.chunks.empty() && p.chunks[origin[j]] > 1;
     PStep ps = build_step(pl, s, origin[j], comm_ != nullptr, piped ? 0 : overlap_min_);
     // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
@@ -495,8 +489,8 @@ void CudaExecutor::build(Prepared& p) {
   // chunks of one step share the communicator of its first chunk.
   p.groups.clear();
   p.group_step.clear();
-  for (std::size_t j = 0; j < p.run.size(); ++j) {
-    const Step& s = p.run[j];
+  for (std::size_t j = 0; j < p.run.steps.size(); ++j) {
+    const Step& s = p.run.steps[j];
     if (native_kind(s.kind) && p.steps[j].chunk == 0) {
       p.groups.push_back(p.steps[j].mode == Mode::P2P ? std::vector<std::int64_t>{} : s.group);
       p.group_step.push_back(static_cast<int>(j));
@@ -553,8 +547,7 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
   if (lookup(plan)) return false;
   auto p = std::make_unique<Prepared>();
   p->plan = plan;
-  p->exec = plan;
-  fold_slices(p->exec);
+  p->exec = run_passes(plan, cuda_passes());  // the same passes on every rank
   const DType dt = plan.dtype;
   const RankPlan& pl = p->exec;
   if (comm_ && plan.rank != comm_->rank())
@@ -562,24 +555,10 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
          std::to_string(comm_->rank()));
   build(*p);
   wish_chunks(*p);
-  // Padding: per buffer written by the steps (not the source), the elements that no fill, local
-  // copy or received box of any step writes. Every term of a reduced element is written by
-  // its term-0 box first, so the union of the boxes is the set of written elements.
+  // Padding: the boxes pad_unwritten listed per buffer (none for the source).
   const std::size_t nb = pl.buffers.size();
   p->pads.resize(nb);
-  for (std::size_t i = 1; i < nb; ++i) {
-    std::vector<const Transfer*> writes;
-    for (const Step& s : pl.steps) {
-      if (static_cast<std::size_t>(s.out) != i) continue;
-      for (const auto& t : s.fills) writes.push_back(&t);
-      for (const auto& t : s.copies) writes.push_back(&t);
-      for (const auto& m : s.recvs)
-        for (const auto& t : m.boxes) writes.push_back(&t);
-    }
-    auto gaps = padding_boxes(pl.buffers[i], writes);
-    if (!gaps) gaps = std::vector<Transfer>{Transfer{{pl.buffers[i]}, 0, {1}, 0, {1}, 0}};
-    p->pads[i] = BoxList::copy(*gaps, dt);
-  }
+  for (std::size_t i = 1; i < nb; ++i) p->pads[i] = BoxList::copy(pl.pads[i], dt);
   // connect() agrees on the chunks (and splits communicators): needed whenever data moves.
   p->connected = !comm_ || !moves_data(pl);
   // Bounded cache: plans are usually few and reused; an evicted one is simply prepared again
@@ -675,8 +654,8 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     fill_boxes(p.pads[i], buf(static_cast<int>(i)), pad, stream_);
     ++launches_;
   }
-  for (std::size_t k = 0; k < p.run.size(); ++k) {
-    const Step& s = p.run[k];
+  for (std::size_t k = 0; k < p.run.steps.size(); ++k) {
+    const Step& s = p.run.steps[k];
     auto& ps = p.steps[k];
     const void* in = s.in == 0 ? source : buf(s.in);
     void* out = buf(s.out);

@@ -322,15 +322,22 @@ void execute(const RankPlan& plan, Transport& transport, std::span<const std::by
     for (std::size_t i = 0; i + static_cast<std::size_t>(es) <= b.size(); i += static_cast<std::size_t>(es))
       store_element(plan.dtype, b.data() + i, v);
   };
-  pad(destination);
-  for (std::size_t i = 1; i + 1 < nb; ++i) {
-    staging[i].resize(static_cast<std::size_t>(plan.buffers[i] * es));
-    pad(staging[i]);
-  }
+  for (std::size_t i = 1; i + 1 < nb; ++i) staging[i].resize(static_cast<std::size_t>(plan.buffers[i] * es));
   auto buf = [&](int i) -> std::span<std::byte> {
     if (static_cast<std::size_t>(i) + 1 == nb) return destination;
     return staging[static_cast<std::size_t>(i)];
   };
+  // Padding: the boxes of RankPlan::pads (pad_unwritten) when listed, else every buffer whole.
+  if (plan.pads.empty()) {
+    for (std::size_t i = 1; i < nb; ++i) pad(buf(static_cast<int>(i)));
+  } else {
+    if (plan.pads.size() != nb)
+      fail("execute on rank " + std::to_string(plan.rank) + ": the plan lists pads for " +
+           std::to_string(plan.pads.size()) + " buffers, it has " + std::to_string(nb));
+    const double v = is_floating(plan.dtype) ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+    for (std::size_t i = 1; i < nb; ++i)
+      for (const auto& b : plan.pads[i]) ex.fill(b, buf(static_cast<int>(i)), v);
+  }
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     std::span<const std::byte> in = s.in == 0 ? source : std::span<const std::byte>(buf(s.in));

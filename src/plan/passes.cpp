@@ -1,18 +1,17 @@
-// Plan passes (passes.hpp), moved from the CUDA executor.
+// Plan passes (passes.hpp): fold_slices, pad_unwritten, pipeline. Formerly rewrites inside the
+// CUDA executor; here values in, values out, so `axe plan` can print what runs.
 #include "axe/plan/passes.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "axe/core/error.hpp"
 
 namespace axe {
 
-// The elements of a buffer of `size` elements that no box of `writes` (destination sides) covers:
-// empty when the writes cover the buffer. Gaps of equal length at a constant spacing become one
-// 2-D box (the padding column of an uneven shard: Transfer{{rows, 1}, off, {pitch, 1}, ...}),
-// others 1-D boxes (Transfer{{len}, off, {1}, off, {1}}). nullopt when that is not cheap to know
-// (over 2^20 runs, or over 4096 boxes): then the whole buffer is padded. Overlapping writes are
-// fine (the union is computed exactly, run by run).
-std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std::vector<const Transfer*>& writes) {
-  constexpr std::int64_t kMaxRuns = std::int64_t{1} << 20, kMaxGaps = 4096;
+std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std::vector<const Transfer*>& writes,
+                                                   const PadOptions& options) {
+  const std::int64_t kMaxRuns = options.max_runs, kMaxGaps = options.max_boxes;
   std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // [begin, end)
   for (const Transfer* t : writes) {
     // merge destination modes (extent-1 modes dropped, row-major contiguous modes joined)
@@ -78,16 +77,25 @@ std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std:
   return gaps;
 }
 
-// Local slices folded into the step that reads them. A local step whose copies are one
-// contiguous range of its input written whole into an intermediate buffer that only the next step
-// reads (and no other step writes) is emptied: the next step reads the range straight from the
-// local step's input, its source offsets shifted by the range's start, and the intermediate shrinks
-// to nothing. Example: (R,P) -> (S0,S1) on a 2x2 mesh slices this rank's rows of the replicated
-// term, then reduce-scatters them over y; folded, the reduce-scatter packs its column blocks
-// straight from the source: one copy and the intermediate (half the tensor) less. Steps keep
-// their number and kind, so ranks that fold and ranks that don't still make the same calls.
-void fold_slices(RankPlan& pl) {
+RankPlan restat(const RankPlan& plan) {
+  RankPlan r = plan;
+  const std::int64_t es = size_of(plan.dtype);
+  r.stats.messages = r.stats.collectives = 0;
+  std::int64_t peak = 0, staging = 0;
+  for (const Step& s : r.steps) {
+    r.stats.messages += static_cast<std::int64_t>(s.sends.size());
+    if (is_collective(s.kind) && s.group.size() > 1) ++r.stats.collectives;
+    peak = std::max(peak, s.staging_bytes);
+  }
+  for (std::size_t i = 1; i + 1 < r.buffers.size(); ++i) staging += r.buffers[i] * es;
+  r.stats.staging_bytes = staging + peak;
+  return r;
+}
+
+RankPlan fold_slices(const RankPlan& plan) {
+  RankPlan pl = plan;
   const auto nb = static_cast<int>(pl.buffers.size());
+  bool folded = false;
   for (std::size_t i = 0; i + 1 < pl.steps.size(); ++i) {
     Step& s = pl.steps[i];
     Step& next = pl.steps[i + 1];
@@ -99,7 +107,7 @@ void fold_slices(RankPlan& pl) {
     for (std::size_t k = 0; k < pl.steps.size() && alone; ++k)
       if (k != i && k != i + 1) alone = pl.steps[k].in != b && pl.steps[k].out != b;
     if (!alone) continue;
-    const auto run = axe::contiguous_run(s.copies);
+    const auto run = contiguous_run(s.copies);
     if (!run || run->dst != 0 || run->n != pl.buffers[static_cast<std::size_t>(b)]) continue;
     auto shift = [&](std::vector<Transfer>& boxes) {
       for (auto& t : boxes) t.src_offset += run->src;
@@ -108,8 +116,124 @@ void fold_slices(RankPlan& pl) {
     for (auto& m : next.sends) shift(m.boxes);
     next.in = s.in;
     s.copies.clear();
+    s.staging_bytes = 0;
     pl.buffers[static_cast<std::size_t>(b)] = 0;
+    if (!pl.pads.empty()) pl.pads[static_cast<std::size_t>(b)].clear();
+    folded = true;
   }
+  return folded ? restat(pl) : pl;
+}
+
+RankPlan pad_unwritten(const RankPlan& plan, const PadOptions& options) {
+  RankPlan pl = plan;
+  const std::size_t nb = pl.buffers.size();
+  pl.pads.assign(nb, {});
+  for (std::size_t i = 1; i < nb; ++i) {
+    std::vector<const Transfer*> writes;
+    for (const Step& s : pl.steps) {
+      if (static_cast<std::size_t>(s.out) != i) continue;
+      for (const auto& t : s.fills) writes.push_back(&t);
+      for (const auto& t : s.copies) writes.push_back(&t);
+      for (const auto& m : s.recvs)
+        for (const auto& t : m.boxes) writes.push_back(&t);
+    }
+    auto gaps = padding_boxes(pl.buffers[i], writes, options);
+    if (!gaps) gaps = std::vector<Transfer>{Transfer{{pl.buffers[i]}, 0, {1}, 0, {1}, 0}};
+    pl.pads[i] = std::move(*gaps);
+  }
+  return pl;
+}
+
+RankPlan pipeline(const RankPlan& plan, const std::vector<std::int64_t>& chunks) {
+  if (chunks.empty()) return plan;
+  const std::string who = "pipeline (rank " + std::to_string(plan.rank) + "): ";
+  if (chunks.size() != plan.steps.size())
+    fail(who + std::to_string(chunks.size()) + " chunk counts for a plan of " + std::to_string(plan.steps.size()) +
+         " steps");
+  RankPlan r = plan;
+  r.steps.clear();
+  bool split = false;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    const std::int64_t k = chunks[i];
+    if (k < 1) fail(who + "step " + std::to_string(i) + ": " + std::to_string(k) + " chunks (must be >= 1)");
+    if (k > 1 && s.chunks > 1)
+      fail(who + "step " + std::to_string(i) + " is already chunk " + std::to_string(s.chunk + 1) + " of " +
+           std::to_string(s.chunks) + " (the planner's); it cannot be split in " + std::to_string(k));
+    if (k == 1) {
+      r.steps.push_back(s);
+      continue;
+    }
+    for (auto& x : split_step(s, k)) {
+      x.staging_bytes = s.staging_bytes;
+      r.steps.push_back(std::move(x));
+    }
+    split = true;
+  }
+  return split ? restat(r) : r;
+}
+
+PassOptions cuda_passes() {
+  PassOptions o;
+  o.fold = o.pad = true;
+  return o;
+}
+
+PassOptions parse_passes(std::string_view text) {
+  if (text == "none") return {};
+  if (text == "cuda") return cuda_passes();
+  PassOptions o;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string_view name = text.substr(at, comma == std::string_view::npos ? text.npos : comma - at);
+    if (name == "fold") o.fold = true;
+    else if (name == "pad") o.pad = true;
+    else
+      fail("passes '" + std::string(text) + "': unknown pass '" + std::string(name) +
+           "' (expected none, cuda, or a comma-separated list of fold and pad)");
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  return o;
+}
+
+RankPlan run_passes(const RankPlan& plan, const PassOptions& o) {
+  RankPlan r = o.fold ? fold_slices(plan) : plan;
+  if (o.pad) r = pad_unwritten(r, o.padding);
+  return pipeline(r, o.chunks);
+}
+
+Plan run_passes(const Plan& plan, const PassOptions& o) {
+  Plan p = plan;
+  for (auto& rp : p.ranks) rp = run_passes(rp, o);
+  if (!o.chunks.empty()) {
+    if (o.chunks.size() != plan.kinds.size())
+      fail("pipeline: " + std::to_string(o.chunks.size()) + " chunk counts for a plan of " +
+           std::to_string(plan.kinds.size()) + " steps");
+    p.kinds.clear();
+    p.axes.clear();
+    p.equal_blocks.clear();
+    for (std::size_t i = 0; i < plan.kinds.size(); ++i)
+      for (std::int64_t c = 0; c < o.chunks[i]; ++c) {
+        p.kinds.push_back(plan.kinds[i]);
+        p.axes.push_back(plan.axes[i]);
+        p.equal_blocks.push_back(plan.equal_blocks[i]);
+      }
+  }
+  p.totals = PlanStats{};
+  p.max_bytes_received = 0;
+  for (const auto& rp : p.ranks) {
+    const auto& st = rp.stats;
+    p.totals.bytes_sent += st.bytes_sent;
+    p.totals.bytes_received += st.bytes_received;
+    p.totals.messages += st.messages;
+    p.totals.collectives += st.collectives;
+    p.totals.staging_bytes = std::max(p.totals.staging_bytes, st.staging_bytes);
+    p.totals.lower_bound_bytes += st.lower_bound_bytes;
+    p.max_bytes_received = std::max(p.max_bytes_received, st.bytes_received);
+  }
+  return p;
 }
 
 }  // namespace axe
