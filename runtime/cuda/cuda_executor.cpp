@@ -44,28 +44,13 @@ std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
 // Bytes to which the slots of a padded all-gather (unequal blocks) are rounded.
 constexpr std::int64_t kSlotAlign = 256;
 
-// One contiguous range on both sides: every box of `l` (merged) is a single stride-1 mode and
-// each box continues where the previous one ended, in source and destination alike. Then the
-// whole list is the move of n elements from src_off to dst_off, which NCCL can do in place.
-struct Run {
-  std::int64_t src = 0, dst = 0, n = 0;
-};
-std::optional<Run> contiguous_run(const BoxList& l) {
-  if (l.empty()) return std::nullopt;
-  Run r;
-  bool first = true;
-  for (const auto& b : l.boxes()) {
-    if (b.extents.size() != 1 || b.src_strides[0] != 1 || b.dst_strides[0] != 1) return std::nullopt;
-    if (first) {
-      r = {b.src_offset, b.dst_offset, 0};
-      first = false;
-    } else if (b.src_offset != r.src + r.n || b.dst_offset != r.dst + r.n) {
-      return std::nullopt;
-    }
-    r.n += b.extents[0];
-  }
-  return r;
-}
+// One contiguous range on both sides (NCCL can then move the list in place): the plan's rule,
+// contiguous_run (plan.hpp), on the list's merged boxes. It decides as on the Transfers the list
+// was built from: BoxList drops empty boxes and extent-1 modes and joins exactly the modes that
+// are row-major contiguous on both sides (kernels.cu, merge_modes), keeping offsets and
+// element counts, so a merged box is one stride-1 mode exactly when its Transfer's modes are
+// row-major contiguous on both sides.
+std::optional<ContiguousRun> contiguous_run(const BoxList& l) { return axe::contiguous_run(l.boxes()); }
 
 }  // namespace
 
