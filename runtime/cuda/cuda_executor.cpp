@@ -25,10 +25,12 @@ namespace axe::cuda {
 
 namespace {
 
-enum class Mode { P2P, AllGather, AllReduce, ReduceScatter, Broadcast };
+// How a step moves its data over NCCL: grouped ncclSend/ncclRecv (P2P) or one native collective.
+// (Not a box mode: `Mode` elsewhere is a mode of a layout or box.)
+enum class Path { P2P, AllGather, AllReduce, ReduceScatter, Broadcast };
 
 // Kinds that have a native NCCL collective (used when Step::equal_blocks; an all-gather of
-// unequal blocks also, with padded slots, see collective_mode).
+// unequal blocks also, with padded slots, see collective_path).
 bool native_kind(StepKind k) {
   return k == StepKind::AllGather || k == StepKind::ReduceScatter || k == StepKind::AllReduce ||
          k == StepKind::Broadcast;
@@ -58,7 +60,7 @@ namespace {
 
 // The run-time form of one step on this rank.
 struct PStep {
-  Mode mode = Mode::P2P;
+  Path path = Path::P2P;
   ncclComm_t comm = nullptr;
   int me = 0;              // index in the group (collectives)
   int root = 0;            // broadcast: the root's index in the group
@@ -193,14 +195,14 @@ namespace {
 // and ps.me. The shape is the shared check's (plan/step_check.hpp), which throws naming rank and
 // step when the rank's messages do not have the declared collective's shape; the path is this
 // backend's choice.
-Mode collective_mode(const RankPlan& plan, const Step& s, std::size_t index, PStep& ps) {
+Path collective_path(const RankPlan& plan, const Step& s, std::size_t index, PStep& ps) {
   const CollectiveShape shape = check_collective(plan.rank, s, index, "CudaExecutor");
   const auto g = static_cast<std::int64_t>(s.group.size());
-  Mode mode = Mode::P2P;
+  Path path = Path::P2P;
   switch (s.kind) {
     case StepKind::AllGather:
       ps.count = shape.count;
-      mode = Mode::AllGather;
+      path = Path::AllGather;
       if (!s.equal_blocks) {
         // Unequal blocks (an uneven dim): one all-gather of blocks padded to the largest, rounded
         // up to kSlotAlign bytes, into staging, when the padding is at most an eighth of the
@@ -211,26 +213,26 @@ Mode collective_mode(const RankPlan& plan, const Step& s, std::size_t index, PSt
         ps.count = (shape.largest + unit - 1) / unit * unit;
         if (shape.largest == 0 || ps.count * g > shape.total + shape.total / 8) {
           ps.count = 0;
-          mode = Mode::P2P;
+          path = Path::P2P;
         }
       }
       break;
     case StepKind::Broadcast:
       ps.root = static_cast<int>(shape.root);
       ps.count = shape.count;
-      mode = s.equal_blocks ? Mode::Broadcast : Mode::P2P;
+      path = s.equal_blocks ? Path::Broadcast : Path::P2P;
       break;
     case StepKind::ReduceScatter:
     case StepKind::AllReduce:
       if (!s.equal_blocks) break;
       ps.count = shape.count;
-      mode = s.kind == StepKind::AllReduce ? Mode::AllReduce : Mode::ReduceScatter;
+      path = s.kind == StepKind::AllReduce ? Path::AllReduce : Path::ReduceScatter;
       break;
     default:  // all-to-all
       break;
   }
-  if (mode != Mode::P2P) ps.me = static_cast<int>(shape.me);
-  return mode;
+  if (path != Path::P2P) ps.me = static_cast<int>(shape.me);
+  return path;
 }
 
 }  // namespace
@@ -254,14 +256,14 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
   const auto& g = s.group;
   // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
   if (is_collective(s.kind) && g.size() > 1) {
-    ps.mode = collective_mode(pl, s, index, ps);
+    ps.path = collective_path(pl, s, index, ps);
   }
-  if (ps.mode != Mode::P2P && !comm)
+  if (ps.path != Path::P2P && !comm)
     fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
          std::string(to_string(s.kind)) + ") needs NCCL but the executor has no communicator");
 
   ps.fills = BoxList::copy(s.fills, dt);
-  if (ps.mode == Mode::AllGather) {
+  if (ps.path == Path::AllGather) {
     ps.pack = BoxList::pack(s.sends.empty() ? std::vector<Transfer>{} : s.sends[0].boxes, dt, ps.me * ps.count);
     ps.recv_elems = ps.count * static_cast<std::int64_t>(g.size());
     const std::int64_t own = ps.pack.elements();
@@ -311,7 +313,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
       }
       ps.unpack.push_back({0, std::move(u)});
     }
-  } else if (ps.mode == Mode::Broadcast) {
+  } else if (ps.path == Path::Broadcast) {
     ps.recv_elems = ps.count;
     BoxList u = BoxList::copy({}, dt);
     if (pl.rank == s.root)
@@ -322,7 +324,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
     c.from_second_source();
     u.append(c);
     ps.unpack.push_back({0, std::move(u)});
-  } else if (ps.mode == Mode::AllReduce) {
+  } else if (ps.path == Path::AllReduce) {
     ps.pack = BoxList::pack(s.copies, dt, 0);
     ps.send_elems = ps.count;
     ps.recv_elems = ps.count;
@@ -332,7 +334,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
     if (ps.send_at >= 0 || ps.recv_at >= 0) ps.send_elems = 0;  // packs into out, or no pack
     if (ps.recv_at >= 0) ps.recv_elems = 0;
     if (ps.recv_at >= 0) ps.in_place = BoxList::copy({Transfer{{ps.count}, ps.recv_at, {1}, ps.recv_at, {1}, 0}}, dt);
-  } else if (ps.mode == Mode::ReduceScatter) {
+  } else if (ps.path == Path::ReduceScatter) {
     BoxList pk = BoxList::copy({}, dt);
     for (std::size_t i = 0; i < g.size(); ++i) {
       if (ps.count == 0) break;  // count > 0: the step check found every member's block
@@ -416,17 +418,17 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
 std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps) {
   // A native collective whose block is contiguous in `in` (send_at >= 0) sends it as is: its
   // pack list (the own slot of an in-place all-gather) is never launched.
-  const bool packs = ps.mode == Mode::P2P || ps.send_at < 0;
+  const bool packs = ps.path == Path::P2P || ps.send_at < 0;
   std::int64_t work = (packs ? ps.pack.elements() : 0) + (ps.recv_at < 0 ? ps.result.elements() : 0) +
                      ps.local.elements();
   for (const auto& [t, l] : ps.unpack) work += l.elements();
   std::int64_t moved = 0;
-  switch (ps.mode) {
-    case Mode::AllGather:
-    case Mode::ReduceScatter:
+  switch (ps.path) {
+    case Path::AllGather:
+    case Path::ReduceScatter:
       moved = ps.count;
       break;
-    case Mode::P2P:
+    case Path::P2P:
       for (const auto& m : ps.sends) moved += m.n;
       for (const auto& m : ps.recvs) moved += m.n;
       break;
@@ -477,7 +479,7 @@ void CudaExecutor::build(Prepared& p) {
   for (std::size_t j = 0; j < p.run.steps.size(); ++j) {
     const Step& s = p.run.steps[j];
     if (native_kind(s.kind) && p.steps[j].chunk == 0) {
-      p.groups.push_back(p.steps[j].mode == Mode::P2P ? std::vector<std::int64_t>{} : s.group);
+      p.groups.push_back(p.steps[j].path == Path::P2P ? std::vector<std::int64_t>{} : s.group);
       p.group_step.push_back(static_cast<int>(j));
     }
   }
@@ -513,8 +515,8 @@ void CudaExecutor::wish_chunks(Prepared& p) const {
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
     const Step& s = pl.steps[i];
     const auto& ps = p.steps[i];
-    if (s.chunks > 1 || (s.reduce && ps.mode == Mode::P2P)) continue;  // planner-chunked, or terms
-    if (ps.mode != Mode::AllGather && ps.mode != Mode::ReduceScatter && ps.mode != Mode::P2P) continue;
+    if (s.chunks > 1 || (s.reduce && ps.path == Path::P2P)) continue;  // planner-chunked, or terms
+    if (ps.path != Path::AllGather && ps.path != Path::ReduceScatter && ps.path != Path::P2P) continue;
     const auto [work, moved] = kernel_work(ps);
     if (moved == 0 || work == 0) continue;
     if (max_chunks_ >= 2 && work * es >= min_pipeline_bytes_)
@@ -719,7 +721,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     // count == 0 is the same on every member (equal blocks), so all members skip the call alike.
     // Whether a member reads / writes its own buffers directly (send_at, recv_at) is its own
     // choice: NCCL only needs the same call and count on every member.
-    if (ps.mode == Mode::AllGather) {
+    if (ps.path == Path::AllGather) {
       if (ps.count > 0) {
         const std::int64_t mine = ps.me * ps.count;  // own slot, elements from the base
         char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
@@ -736,7 +738,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
         comm_->settle(ps.comm, "ncclAllGather");
         ++nccl_calls_;
       }
-    } else if (ps.mode == Mode::Broadcast) {
+    } else if (ps.path == Path::Broadcast) {
       if (ps.count > 0) {
         if (!ps.pack.empty()) pack(ps.pack, recvr);
         before_transfer();
@@ -744,9 +746,9 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
         comm_->settle(ps.comm, "ncclBroadcast");
         ++nccl_calls_;
       }
-    } else if (ps.count == 0 && (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter)) {
+    } else if (ps.count == 0 && (ps.path == Path::AllReduce || ps.path == Path::ReduceScatter)) {
       // nothing to reduce on any member
-    } else if (ps.mode == Mode::AllReduce) {
+    } else if (ps.path == Path::AllReduce) {
       char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
       const void* sendbuf = recvbuf;  // packed in place unless the term is contiguous in `in`
       if (ps.send_at >= 0)
@@ -757,7 +759,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       AXE_NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, n, nccl_type(dt), nccl_op(s.op), ps.comm, stream_));
       comm_->settle(ps.comm, "ncclAllReduce");
       ++nccl_calls_;
-    } else if (ps.mode == Mode::ReduceScatter) {
+    } else if (ps.path == Path::ReduceScatter) {
       char* recvbuf = ps.recv_at >= 0 ? outc + ps.recv_at * es : recvr;
       const void* sendbuf = sendr;
       if (ps.send_at >= 0)
@@ -799,7 +801,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
         transform(t, dt, in, out, su);
         ++launches_;
       }
-    if (ps.mode == Mode::AllReduce || ps.mode == Mode::ReduceScatter) {
+    if (ps.path == Path::AllReduce || ps.path == Path::ReduceScatter) {
       if (!ps.result.empty()) {
         const double divide = s.op == ReduceOp::Avg ? static_cast<double>(s.terms) : 1.0;
         if (ps.recv_at >= 0) {
