@@ -3,8 +3,8 @@
 // The path of every step is decided by its recorded kind and Step::equal_blocks, which the
 // planner makes the same on every rank (plan.hpp, "Agreement"); this file never chooses a path
 // from one rank's own traffic, so all members of a group always make the same NCCL calls. The
-// shape of every collective step is checked by the host executor's check (plan/step_check.hpp),
-// which throws naming the rank and the step.
+// shape of every collective step is checked by the one check both executors run
+// (plan/step_check.hpp), which throws naming the rank and the step.
 //
 // This file: scheduling and dispatch (execute: streams, events, the NCCL calls). Preparation is in
 // executor_prepare.cpp, lowering in executor_lower.cpp.

@@ -13,7 +13,7 @@
 // inside ncclGroupStart/End on the world communicator. A rank whose messages do not have the
 // declared collective's shape (a peer outside the group, different blocks, unequal blocks under
 // equal_blocks) is a planner bug: axe::Error naming the rank and the step, before anything is
-// enqueued (mirrors src/exec/executor.cpp).
+// enqueued (the check of plan/step_check.hpp, which the host executor runs too).
 //
 // Per step, all launches are enqueued on the stream, in order, with no host synchronisation:
 //   fills (1 launch) -> pack every send message back to back (1 launch) -> one NCCL call ->
