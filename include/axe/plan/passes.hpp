@@ -59,10 +59,9 @@ RankPlan fold_slices(const RankPlan& plan);
 // box of any step writes (padding_boxes over the steps whose `out` is that buffer; the whole
 // buffer when padding_boxes gives nullopt); nothing for the source (buffer 0). Every term of a
 // reduced element is written by its term-0 box first, so the union of the boxes is the set of
-// written elements. Steps are unchanged. Example: S(1) -> S(0) of 5x4095 f32 on gpu=2, rank 1:
-// its destination is 3 rows of 4095, all written, so pads = {{}, {}}; the reverse S(0) -> S(1)
-// leaves column 2047 of its 5x2048 destination (a shard of 2047 columns at pitch 2048): one box
-// (5,1) dst 2047+(2048,1).
+// written elements. Steps are unchanged. Example: S(0) -> S(1) of 5x4095 f32 on gpu=2: rank 1's
+// destination holds columns 2048..4094 (2047) at a pitch of 2048, so its pads are {{}, {(5,1)
+// src 2047+(2048,1) dst 2047+(2048,1)}}: column 2047 of its 5 rows; rank 0's are {{}, {}}.
 RankPlan pad_unwritten(const RankPlan& plan, const PadOptions& options = {});
 
 // Step i of `plan` as chunks[i] >= 1 consecutive steps (split_step; 1: unchanged); `chunks`
