@@ -11,5 +11,7 @@
 #include "axe/exec/executor.hpp"
 #include "axe/dist/mesh.hpp"
 #include "axe/dist/placement.hpp"
+#include "axe/plan/passes.hpp"
 #include "axe/plan/plan.hpp"
+#include "axe/plan/step_check.hpp"
 #include "axe/exec/simulate.hpp"

@@ -7,6 +7,7 @@
 
 #include "axe/core/bytes.hpp"
 #include "axe/core/error.hpp"
+#include "axe/plan/passes.hpp"
 #include "axe/plan/plan.hpp"
 #include "axe/exec/simulate.hpp"
 #include "cli/cli.hpp"
@@ -17,16 +18,24 @@ namespace {
 
 constexpr const char* kPlanUsage =
     "plan --shape 64,128 --mesh gpu=4 --from LAYOUT --to LAYOUT [--to-mesh MESH] [--dtype f32]\n"
-    "       [--cost FILE] [--staging-limit BYTES] [--spread-min BYTES] [--json]\n"
+    "       [--cost FILE] [--staging-limit BYTES] [--spread-min BYTES] [--passes PASSES]\n"
+    "       [--chunks K,K,...] [--rank R] [--json]\n"
     "       LAYOUT: an Axe layout (S[...]...) or placements, one per mesh axis: S(d), R, P, P(max)\n"
     "       (e.g. \"S(0),R\"); MESH: dp=2,tp=2[:RANKS]; BYTES: an integer, optionally with K, M or G\n"
     "       (1K = 1024); 0 means the default. --staging-limit: most bytes a step may stage per rank;\n"
     "       a step that could stage more is split into chunks (default: 4x the source + destination\n"
     "       shards, at least 1M). --spread-min: a point-to-point step from a source replicated R ways\n"
     "       splits each box over the R replicas when the destination shard / R is at least this\n"
-    "       (default 16K)";
+    "       (default 16K). --passes: the plan passes run after planning, as an executor runs them:\n"
+    "       none (default), cuda (those of the CUDA executor: fold, pad) or a comma-separated list of\n"
+    "       fold (local slices read by the next step straight from their input) and pad (list the\n"
+    "       elements no step writes, which executors set to NaN / 0, as \"pad buffer\" lines).\n"
+    "       --chunks: pipeline plan step i into K_i chunks (one count per planned step; the CUDA\n"
+    "       executor's are those its ranks agree on, CudaExecutor::pipeline_chunks). --rank: print\n"
+    "       that rank's plan, every box and pad";
 constexpr const char* kSimulateUsage =
-    "simulate ...the same arguments as plan (--staging-limit BYTES, --spread-min BYTES too)...\n"
+    "simulate ...the same arguments as plan (--staging-limit BYTES, --spread-min BYTES, --passes\n"
+    "       PASSES and --chunks K,K,... too; not --rank)...\n"
     "       [--dump DIR]   run on simulated ranks, verify, and write each destination rank's buffer\n"
     "       to DIR/rank<r>.bin (float64, padding NaN)";
 
@@ -57,21 +66,56 @@ PlanRequest request(const Args& args, CostModel& cost) {
   return r;
 }
 
+// The plan through the passes of --passes and --chunks (plan/passes.hpp); unchanged without them.
+Plan passed(const Args& args, const Plan& p) {
+  PassOptions o;
+  try {
+    if (args.has("passes")) o = parse_passes(args.get("passes"));
+  } catch (const Error& e) {
+    fail(std::string("--passes: ") + e.what());
+  }
+  if (args.has("chunks")) {
+    for (auto k : parse_int_list(args.get("chunks"), "--chunks")) {
+      if (k < 1) fail("--chunks '" + args.get("chunks") + "': " + std::to_string(k) + " chunks (each count must be >= 1)");
+      o.chunks.push_back(k);
+    }
+    if (o.chunks.size() != p.kinds.size())
+      fail("--chunks '" + args.get("chunks") + "': " + std::to_string(o.chunks.size()) +
+           " counts for a plan of " + std::to_string(p.kinds.size()) + " steps (one per step)");
+  }
+  try {
+    return run_passes(p, o);
+  } catch (const Error& e) {
+    fail(std::string("--chunks: ") + e.what());
+  }
+}
+
 int run_plan(const Args& args, std::ostream& out) {
-  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost", "staging-limit", "spread-min"});
+  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost", "staging-limit", "spread-min", "passes",
+                   "chunks", "rank"});
   if (!args.positional.empty()) fail("plan: unexpected argument '" + args.positional[0] + "'");
   CostModel cost;
-  Plan p = plan_all(request(args, cost), cost);
+  Plan p = passed(args, plan_all(request(args, cost), cost));
+  if (args.has("rank")) {
+    const auto ranks = parse_int_list(args.get("rank"), "--rank");
+    if (ranks.size() != 1) fail("--rank '" + args.get("rank") + "': expected one rank");
+    const RankPlan* rp = p.find(ranks[0]);
+    if (!rp) fail("--rank " + std::to_string(ranks[0]) + ": not a rank of either mesh");
+    if (args.json) fail("--rank: no JSON form (print it without --json)");
+    out << to_string(*rp);
+    return 0;
+  }
   out << (args.json ? to_json(p) : to_string(p)) << (args.json ? "\n" : "");
   return 0;
 }
 
 int run_simulate(const Args& args, std::ostream& out) {
-  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost", "staging-limit", "spread-min", "dump"});
+  args.allow_only({"shape", "mesh", "from", "to", "to-mesh", "dtype", "cost", "staging-limit", "spread-min", "passes",
+                   "chunks", "dump"});
   if (!args.positional.empty()) fail("simulate: unexpected argument '" + args.positional[0] + "'");
   CostModel cost;
   PlanRequest r = request(args, cost);
-  Plan p = plan_all(r, cost);
+  Plan p = passed(args, plan_all(r, cost));
   SimulationResult res = simulate(p);
   std::string why = verify(r, res);
   if (args.has("dump")) {

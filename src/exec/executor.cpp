@@ -10,6 +10,7 @@
 #include <span>
 
 #include "axe/core/error.hpp"
+#include "axe/plan/step_check.hpp"
 #include "plan/internal.hpp"
 
 namespace axe {
@@ -131,32 +132,6 @@ struct Exec {
             [&](std::int64_t off, std::int64_t) { store_element(dt, out.data() + off * es, v); });
   }
 
-  static bool same_src(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (a[i].extents != b[i].extents || a[i].src_offset != b[i].src_offset || a[i].src_strides != b[i].src_strides)
-        return false;
-    return true;
-  }
-  static bool same_dst(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (a[i].extents != b[i].extents || a[i].dst_offset != b[i].dst_offset || a[i].dst_strides != b[i].dst_strides)
-        return false;
-    return true;
-  }
-
-  static const Message* find(const std::vector<Message>& v, std::int64_t peer) {
-    auto it = std::lower_bound(v.begin(), v.end(), peer, [](const Message& m, std::int64_t p) { return m.peer < p; });
-    return it != v.end() && it->peer == peer ? &*it : nullptr;
-  }
-
-  [[noreturn]] void bad(const Step& s, std::size_t index, const std::string& why) {
-    fail("executor: rank " + std::to_string(plan.rank) + " step " + std::to_string(index) + " (" +
-         std::string(to_string(s.kind)) + " on a group of " + std::to_string(s.group.size()) +
-         "): " + why + " (a planner bug: every member must run the collective)");
-  }
-
   void local_copies(const Step& s, std::span<const std::byte> in, std::span<std::byte> out) {
     std::vector<std::byte> tmp;
     for (const auto& c : s.copies) {
@@ -169,24 +144,16 @@ struct Exec {
   // (possibly empty), because every member of the group does.
   void run_collective(const Step& s, std::size_t index, std::span<const std::byte> in, std::span<std::byte> out) {
     const auto& g = s.group;
-    auto member = [&](std::int64_t r) { return std::find(g.begin(), g.end(), r) != g.end(); };
-    for (const auto& m : s.sends)
-      if (!member(m.peer)) bad(s, index, "sends to rank " + std::to_string(m.peer) + " outside the group");
-    for (const auto& m : s.recvs)
-      if (!member(m.peer)) bad(s, index, "receives from rank " + std::to_string(m.peer) + " outside the group");
+    const CollectiveShape shape = check_collective(plan.rank, s, index);  // throws on a planner bug
     switch (s.kind) {
       case StepKind::AllGather: {
-        if (s.reduce) bad(s, index, "an all-gather cannot reduce");
-        for (const auto& m : s.sends)
-          if (!same_src(m.boxes, s.sends[0].boxes)) bad(s, index, "sends different blocks to different members");
-        if (!s.sends.empty() && s.sends.size() + 1 != g.size()) bad(s, index, "does not send its block to every member");
         std::vector<std::byte> mine;
         if (!s.sends.empty()) pack(s.sends[0].boxes, in, mine);
         std::vector<std::vector<std::byte>> store(g.size());
         std::vector<RecvBuffer> blocks(g.size());
         for (std::size_t i = 0; i < g.size(); ++i) {
           blocks[i].peer = g[i];
-          if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) {
+          if (const Message* m = g[i] == plan.rank ? nullptr : find_message(s.recvs, g[i])) {
             store[i].resize(static_cast<std::size_t>(m->elements() * es));
             blocks[i].data = store[i];
           }
@@ -194,22 +161,21 @@ struct Exec {
         tr.all_gather(g, mine, blocks);
         local_copies(s, in, out);
         for (std::size_t i = 0; i < g.size(); ++i)
-          if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) unpack_message(*m, store[i].data(), out);
+          if (const Message* m = g[i] == plan.rank ? nullptr : find_message(s.recvs, g[i])) unpack_message(*m, store[i].data(), out);
         return;
       }
       case StepKind::AllToAll: {
-        if (s.reduce) bad(s, index, "an all-to-all cannot reduce");
         std::vector<std::vector<std::byte>> sstore(g.size()), rstore(g.size());
         std::vector<SendBuffer> sb(g.size());
         std::vector<RecvBuffer> rb(g.size());
         for (std::size_t i = 0; i < g.size(); ++i) {
           sb[i].peer = rb[i].peer = g[i];
           if (g[i] == plan.rank) continue;
-          if (const Message* m = find(s.sends, g[i])) {
+          if (const Message* m = find_message(s.sends, g[i])) {
             pack(m->boxes, in, sstore[i]);
             sb[i].data = sstore[i];
           }
-          if (const Message* m = find(s.recvs, g[i])) {
+          if (const Message* m = find_message(s.recvs, g[i])) {
             rstore[i].resize(static_cast<std::size_t>(m->elements() * es));
             rb[i].data = rstore[i];
           }
@@ -217,25 +183,17 @@ struct Exec {
         tr.all_to_all(g, sb, rb);
         local_copies(s, in, out);
         for (std::size_t i = 0; i < g.size(); ++i)
-          if (const Message* m = g[i] == plan.rank ? nullptr : find(s.recvs, g[i])) unpack_message(*m, rstore[i].data(), out);
+          if (const Message* m = g[i] == plan.rank ? nullptr : find_message(s.recvs, g[i])) unpack_message(*m, rstore[i].data(), out);
         return;
       }
       case StepKind::Broadcast: {
-        if (s.reduce) bad(s, index, "a broadcast cannot reduce");
-        auto it = std::find(g.begin(), g.end(), s.root);
-        if (it == g.end()) bad(s, index, "its root " + std::to_string(s.root) + " is not a member");
-        const auto root = static_cast<std::size_t>(it - g.begin());
+        const std::size_t root = shape.root;
         std::vector<std::byte> data;
         const Message* m = nullptr;
         if (plan.rank == s.root) {
-          for (const auto& x : s.sends)
-            if (!same_src(x.boxes, s.sends[0].boxes)) bad(s, index, "the root sends different blocks");
-          if (!s.recvs.empty()) bad(s, index, "the root receives");
           if (!s.sends.empty()) pack(s.sends[0].boxes, in, data);
         } else {
-          if (!s.sends.empty() || s.recvs.size() > 1) bad(s, index, "a non-root member sends or receives twice");
           if (!s.recvs.empty()) {
-            if (s.recvs[0].peer != s.root) bad(s, index, "receives from a member other than the root");
             m = &s.recvs[0];
             data.resize(static_cast<std::size_t>(m->elements() * es));
           }
@@ -247,19 +205,6 @@ struct Exec {
       }
       case StepKind::ReduceScatter:
       case StepKind::AllReduce: {
-        if (!s.reduce) bad(s, index, "nothing to reduce");
-        // Every member contributes one term of the same elements: the self copy and each
-        // received message cover the same destination boxes.
-        for (const auto& c : s.copies)
-          if (c.term != s.copies[0].term) bad(s, index, "holds several terms of one element");
-        for (const auto& m : s.recvs)
-          if (!same_dst(m.boxes, s.copies)) bad(s, index, "a received term does not match the local term");
-        if (!s.copies.empty() && s.recvs.size() + 1 != g.size()) bad(s, index, "does not receive a term from every member");
-        if (s.kind == StepKind::AllReduce) {
-          for (const auto& m : s.sends)
-            if (!same_src(m.boxes, s.copies)) bad(s, index, "sends a block other than its own term");
-          if (!s.copies.empty() && s.sends.size() + 1 != g.size()) bad(s, index, "does not send to every member");
-        }
         std::vector<std::byte> mine, result;
         pack(s.copies, in, mine);
         result.resize(mine.size());
@@ -272,7 +217,7 @@ struct Exec {
             sb[i].peer = g[i];
             if (g[i] == plan.rank) {
               sb[i].data = mine;
-            } else if (const Message* m = find(s.sends, g[i])) {
+            } else if (const Message* m = find_message(s.sends, g[i])) {
               pack(m->boxes, in, store[i]);
               sb[i].data = store[i];
             }
@@ -287,7 +232,7 @@ struct Exec {
         }
         return;
       }
-      default: bad(s, index, "not a collective");
+      default: return;  // not reached: check_collective rejects every other kind
     }
   }
 
@@ -377,15 +322,22 @@ void execute(const RankPlan& plan, Transport& transport, std::span<const std::by
     for (std::size_t i = 0; i + static_cast<std::size_t>(es) <= b.size(); i += static_cast<std::size_t>(es))
       store_element(plan.dtype, b.data() + i, v);
   };
-  pad(destination);
-  for (std::size_t i = 1; i + 1 < nb; ++i) {
-    staging[i].resize(static_cast<std::size_t>(plan.buffers[i] * es));
-    pad(staging[i]);
-  }
+  for (std::size_t i = 1; i + 1 < nb; ++i) staging[i].resize(static_cast<std::size_t>(plan.buffers[i] * es));
   auto buf = [&](int i) -> std::span<std::byte> {
     if (static_cast<std::size_t>(i) + 1 == nb) return destination;
     return staging[static_cast<std::size_t>(i)];
   };
+  // Padding: the boxes of RankPlan::pads (pad_unwritten) when listed, else every buffer whole.
+  if (plan.pads.empty()) {
+    for (std::size_t i = 1; i < nb; ++i) pad(buf(static_cast<int>(i)));
+  } else {
+    if (plan.pads.size() != nb)
+      fail("execute on rank " + std::to_string(plan.rank) + ": the plan lists pads for " +
+           std::to_string(plan.pads.size()) + " buffers, it has " + std::to_string(nb));
+    const double v = is_floating(plan.dtype) ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+    for (std::size_t i = 1; i < nb; ++i)
+      for (const auto& b : plan.pads[i]) ex.fill(b, buf(static_cast<int>(i)), v);
+  }
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     std::span<const std::byte> in = s.in == 0 ? source : std::span<const std::byte>(buf(s.in));

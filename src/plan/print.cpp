@@ -43,6 +43,32 @@ std::string peers_text(const std::set<std::pair<std::int64_t, std::int64_t>>& pa
   }
   return s.empty() ? "none" : s;
 }
+// Per buffer with padding listed (RankPlan::pads), over the ranks: elements, ranks that pad, the
+// most boxes one rank pads. Empty when no rank's pads are computed.
+struct PadSummary {
+  std::size_t buffer = 0;
+  bool destination = false;
+  std::int64_t elements = 0, ranks = 0, max_boxes = 0;
+};
+std::vector<PadSummary> pad_summary(const Plan& p, bool& computed) {
+  std::map<std::size_t, PadSummary> by;
+  computed = false;
+  for (const auto& r : p.ranks) {
+    computed = computed || !r.pads.empty();
+    for (std::size_t i = 0; i < r.pads.size(); ++i) {
+      if (r.pads[i].empty()) continue;
+      PadSummary& s = by[i];
+      s.buffer = i;
+      s.destination = i + 1 == r.buffers.size();
+      for (const auto& t : r.pads[i]) s.elements += t.elements();
+      ++s.ranks;
+      s.max_boxes = std::max(s.max_boxes, static_cast<std::int64_t>(r.pads[i].size()));
+    }
+  }
+  std::vector<PadSummary> out;
+  for (const auto& [i, s] : by) out.push_back(s);
+  return out;
+}
 }  // namespace
 
 std::string to_string(const Transfer& t) {
@@ -80,6 +106,12 @@ std::string to_string(const Plan& p) {
     o << "  bytes " << bytes << " total, " << max_rank << " max/rank, local " << copies << "  peers "
       << peers_text(pairs) << "\n";
   }
+  bool computed = false;
+  const auto pads = pad_summary(p, computed);
+  if (computed && pads.empty()) o << "pad: nothing (the steps write every element)\n";
+  for (const auto& s : pads)
+    o << "pad buffer " << s.buffer << (s.destination ? " (destination)" : "") << ": " << s.elements
+      << " elements on " << s.ranks << " ranks, " << s.max_boxes << " boxes max/rank\n";
   o << "total: sent " << p.totals.bytes_sent << " bytes, busiest rank receives " << p.max_bytes_received
     << ", messages " << p.totals.messages << ", collectives " << p.totals.collectives << ", staging "
     << p.totals.staging_bytes << " bytes/rank, lower bound " << p.totals.lower_bound_bytes << " bytes";
@@ -124,7 +156,17 @@ std::string to_json(const Plan& p) {
     for (std::size_t j = 0; j < peers.size(); ++j) o << (j ? ", " : "") << peers[j];
     o << "]}";
   }
-  o << "], \"bytes_sent\": " << p.totals.bytes_sent << ", \"bytes_received\": " << p.totals.bytes_received
+  o << "]";
+  bool computed = false;
+  const auto pads = pad_summary(p, computed);
+  if (computed) {
+    o << ", \"pads\": [";
+    for (std::size_t j = 0; j < pads.size(); ++j)
+      o << (j ? ", " : "") << "{\"buffer\": " << pads[j].buffer << ", \"elements\": " << pads[j].elements
+        << ", \"ranks\": " << pads[j].ranks << ", \"max_boxes\": " << pads[j].max_boxes << "}";
+    o << "]";
+  }
+  o << ", \"bytes_sent\": " << p.totals.bytes_sent << ", \"bytes_received\": " << p.totals.bytes_received
     << ", \"max_bytes_received\": " << p.max_bytes_received << ", \"messages\": " << p.totals.messages
     << ", \"collectives\": " << p.totals.collectives << ", \"staging_bytes\": " << p.totals.staging_bytes
     << ", \"lower_bound_bytes\": " << p.totals.lower_bound_bytes << ", \"estimated_us\": " << p.estimated_seconds * 1e6
@@ -135,11 +177,19 @@ std::string to_json(const Plan& p) {
 std::string to_string(const RankPlan& p) {
   std::ostringstream o;
   o << "rank " << p.rank << " buffers " << internal::shape_text(p.buffers) << "\n";
+  for (std::size_t i = 0; i < p.pads.size(); ++i) {
+    if (p.pads[i].empty()) continue;
+    std::int64_t n = 0;
+    for (const auto& t : p.pads[i]) n += t.elements();
+    o << " pad buffer " << i << " (" << n << " elements)\n";
+    for (const auto& t : p.pads[i]) o << "  " << to_string(t) << "\n";
+  }
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     const Step& s = p.steps[i];
     o << " step " << i << " " << to_string(s.kind);
     if (!s.group.empty()) o << " group " << internal::shape_text(s.group);
     if (s.reduce) o << " reduce " << to_string(s.op) << " of " << s.terms;
+    if (s.chunks > 1) o << " chunk " << s.chunk + 1 << "/" << s.chunks;
     o << "\n";
     for (const auto& c : s.copies) o << "  copy " << to_string(c) << "\n";
     for (const auto& f : s.fills) o << "  fill " << to_string(f) << "\n";

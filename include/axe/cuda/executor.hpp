@@ -13,7 +13,7 @@
 // inside ncclGroupStart/End on the world communicator. A rank whose messages do not have the
 // declared collective's shape (a peer outside the group, different blocks, unequal blocks under
 // equal_blocks) is a planner bug: axe::Error naming the rank and the step, before anything is
-// enqueued (mirrors src/exec/executor.cpp).
+// enqueued (the check of plan/step_check.hpp, which the host executor runs too).
 //
 // Per step, all launches are enqueued on the stream, in order, with no host synchronisation:
 //   fills (1 launch) -> pack every send message back to back (1 launch) -> one NCCL call ->
@@ -33,8 +33,10 @@
 // up to 3 %, the all-gathers of S1->R and (S0,S1)->(R,R), while with one peer (2 GPUs) it paid (S1->R
 // 1.28-1.31x -> 1.24-1.26x the bound, S0->S1 1.28-1.32x -> 1.22-1.26x). Large boxes of any copy
 // may go to the copy engines (kernels.hpp, CopyEnginePolicy).
-// Only what must move is moved (decided once per plan, at prepare time):
-//   - padding: before the steps, only the elements of each written buffer that no step's fill,
+// Only what must move is moved (decided once per plan, at prepare time; the plan passes of
+// plan/passes.hpp, run_passes(plan, cuda_passes()), make the first and last decisions, so
+// `axe plan --passes cuda` prints them):
+//   - padding (pad_unwritten): before the steps, only the elements of each written buffer that no step's fill,
 //     copy or received box writes are set to NaN (0 for integers), as 1-D runs (runs of equal
 //     length at a constant spacing, such as an uneven shard's padding column, as one 2-D box);
 //     nothing when the writes cover the buffer (every even transition), the whole buffer when
@@ -48,7 +50,7 @@
 //     copy is the rank's own block, NCCL writes the output directly (out-of-place from the
 //     source, or packed into the own slot and in place). All-reduce with a non-contiguous term
 //     packs into the output and reduces in place. The source buffer is never written.
-//   - local slices folded (fold_slices below): a local step that only cuts a contiguous range
+//   - local slices folded (fold_slices): a local step that only cuts a contiguous range
 //     out of its input for the next step is dropped; the next step reads the input itself.
 // So S(0)->R, P->R and P->S(0) with contiguous blocks are one NCCL call and no kernel.
 // Unequal blocks (uneven dims): an all-gather whose blocks differ in size runs as one
@@ -57,20 +59,20 @@
 // S(0)->R of 65537x4095 f32 on 4 GPUs: blocks of 16385, 16385, 16385 and 16382 rows, slots of
 // 67096576 elements; 3.2 ms at 1 GiB, where grouped send/recv took 4.9 ms and an all-gather of
 // the unaligned blocks themselves 4.1 ms.
-// Pipelining (opt-in, AXE_PIPELINE_CHUNKS > 1): a step whose pack and unpack kernels move at
-// least AXE_PIPELINE_MIN_BYTES on some rank (all-gather, reduce-scatter, point-to-point steps without reduction) runs as chunks
-// (split_step: chunk c moves elements [c*M/K, (c+1)*M/K) of every message), on three streams:
-// packs on one, the NCCL calls on the executor's stream, unpacks on a third; chunks alternate
-// between two staging slots, so chunk c+1 packs and chunk c-1 unpacks while chunk c is on the
-// wire, and staging is two chunks instead of the whole step. The number of chunks is the
-// maximum over the world of what each rank asks for (agreed in connect()), so every member of
-// a group makes the same calls. Example: S(1) -> R of 8192x8192 f32 on 2 GPUs with
-// AXE_PIPELINE_CHUNKS=8: every rank unpacks 256 MiB, so the all-gather runs as 8 all-gathers of
-// 16 MiB blocks, each unpacked while the next is transferred. It is off by default because on 2
-// H200s over NVLink it did not pay: the box kernels and NCCL's share the SMs and HBM, and at
-// 1 GiB S(1)->R went from 1.29x to 1.31-1.49x the raw all-gather (4 or 8 chunks, 2-8 blocks per
-// SM); it does cut staging (P->S(1): 2x the destination unchunked, 1x with 4 chunks, at the same
-// speed).
+// Pipelining (opt-in, AXE_PIPELINE_CHUNKS > 1): a step whose pack and unpack kernels move at least
+// AXE_PIPELINE_MIN_BYTES on some rank (all-gather, reduce-scatter, point-to-point steps without
+// reduction) runs as chunks (the pipeline pass, split_step: chunk c moves elements [c*M/K,
+// (c+1)*M/K) of every message), on three streams: packs on one, the NCCL calls on the executor's
+// stream, unpacks on a third; chunks alternate between two staging slots, so chunk c+1 packs and
+// chunk c-1 unpacks while chunk c is on the wire, and staging is two chunks instead of the whole
+// step. The number of chunks is the maximum over the world of what each rank asks for (agreed in
+// connect()), so every member of a group makes the same calls. Example: S(1) -> R of 8192x8192 f32
+// on 2 GPUs with AXE_PIPELINE_CHUNKS=8: every rank unpacks 256 MiB, so the all-gather runs as 8
+// all-gathers of 16 MiB blocks, each unpacked while the next is transferred. It is off by default
+// because on 2 H200s over NVLink it did not pay: the box kernels and NCCL's share the SMs and HBM,
+// and at 1 GiB S(1)->R went from 1.29x to 1.31-1.49x the raw all-gather (4 or 8 chunks, 2-8 blocks
+// per SM); it does cut staging (P->S(1): 2x the destination unchunked, 1x with 4 chunks, at the
+// same speed).
 // Staging bound (always on): a step whose staging (packed sends + receive region) is larger than
 // the destination's local size, and at least kStagingBoundMin (64 MiB), is split the same way into
 // K = 2 * ceil(staging / destination) chunks (at most 16), whose two staging slots then fit in
@@ -112,18 +114,6 @@
 namespace axe::cuda {
 
 class NcclComm;
-
-// The padding of a written buffer (see "padding" above): the elements of a buffer of `size`
-// elements that no box of `writes` covers (destination sides), as fill boxes; empty when covered,
-// nullopt when the whole buffer is to be padded. Exposed for tests.
-std::optional<std::vector<Transfer>> padding_boxes(std::int64_t size, const std::vector<const Transfer*>& writes);
-
-// The executor runs each plan with its local slices folded into the step that reads them: a local
-// step that copies one contiguous range of its input whole into an intermediate buffer read only
-// by the next step is emptied, the next step reads the range from the input itself (source
-// offsets shifted), and the intermediate's size becomes 0. Steps keep their number and kind.
-// Public for tests.
-void fold_slices(RankPlan& plan);
 
 class CudaExecutor {
  public:

@@ -136,6 +136,7 @@ struct PlanStats {
   // Peak staging: the intermediate buffers (between steps) plus the largest Step::staging_bytes.
   std::int64_t staging_bytes = 0;
   std::int64_t lower_bound_bytes = 0;  // bytes this rank must receive for the transition
+  bool operator==(const PlanStats&) const = default;
 };
 
 // One rank's part of a plan.
@@ -145,6 +146,12 @@ struct RankPlan {
   std::vector<std::int64_t> buffers;  // elements of each buffer on this rank
   std::vector<Step> steps;
   PlanStats stats;
+  // Padding (pad_unwritten, plan/passes.hpp): when not empty, one list per buffer of the boxes
+  // (destination sides) that an executor sets to NaN (0 for integers) before the steps: the
+  // elements no step writes. Empty: not computed, and executors pad every buffer but the source
+  // whole.
+  std::vector<std::vector<Transfer>> pads;
+  bool operator==(const RankPlan&) const = default;
 };
 
 // What is planned: the same on every rank.

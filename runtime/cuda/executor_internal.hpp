@@ -1,0 +1,101 @@
+// Internal to the CUDA executor (runtime/cuda/executor_*.cpp, cuda_executor.cpp): the run-time
+// form of a step and of a prepared plan, shared by preparation, lowering and dispatch.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "axe/cuda/executor.hpp"
+#include "axe/cuda/kernels.hpp"
+#include "axe/cuda/nccl_comm.hpp"
+#include "axe/plan/plan.hpp"
+
+namespace axe::cuda {
+
+namespace internal {
+
+// How a step moves its data over NCCL: grouped ncclSend/ncclRecv (P2P) or one native collective.
+// (Not a box mode: `Mode` elsewhere is a mode of a layout or box.)
+enum class Path { P2P, AllGather, AllReduce, ReduceScatter, Broadcast };
+
+// Kinds that have a native NCCL collective (used when Step::equal_blocks; an all-gather of
+// unequal blocks also, with padded slots, see collective_path).
+bool native_kind(StepKind k);
+
+// The run-time form of one step on this rank.
+struct PStep {
+  Path path = Path::P2P;
+  ncclComm_t comm = nullptr;
+  int me = 0;              // index in the group (collectives)
+  int root = 0;            // broadcast: the root's index in the group
+  std::int64_t count = 0;  // elements per member block (collectives)
+  BoxList fills;
+  BoxList pack;  // in -> send region
+  // Point-to-point messages: n elements at off in the send / receive region of scratch, or,
+  // when `direct`, in the step's in / out buffer itself (a contiguous message: no pack/unpack).
+  struct Msg {
+    std::int64_t peer = 0, off = 0, n = 0;
+    bool direct = false;
+  };
+  std::vector<Msg> sends, recvs;
+  // Native collectives without staging: the send block read straight from `in` at send_at
+  // (elements; -1: packed into scratch), the result written straight into `out` at recv_at
+  // (-1: received into scratch, then copied). All-gather with recv_at >= 0 receives every
+  // member's block at recv_at + i * count of `out`; with send_at < 0 it then packs its own
+  // block into its slot first (NCCL's in-place all-gather).
+  std::int64_t send_at = -1, recv_at = -1;
+  std::vector<std::pair<std::int64_t, BoxList>> unpack;  // by term: recv region (src2: in)
+  std::vector<Transfer> transposes;
+  // Local copies in -> out that run on the side stream while the transfer runs (`overlap`), when
+  // they move at least the executor's overlap_min bytes; else they are part of `unpack`. The
+  // transposes then run on the side stream too.
+  BoxList local;
+  bool overlap = false;
+  BoxList result;    // recv region -> out (all-reduce, reduce-scatter)
+  BoxList in_place;  // out -> out over the result's range (avg divides there when recv_at >= 0)
+  std::int64_t send_elems = 0, recv_elems = 0;
+  std::int64_t pad = 0;  // padded all-gather: staging elements beyond the blocks (slot padding)
+  // Pipelining: chunk `chunk` of `chunks` of one plan step; chunks alternate between two
+  // staging slots, so chunk c's pack and unpack overlap the transfers of chunks c -/+ 1.
+  std::int64_t chunk = 0, chunks = 1;
+  int slot = 0;
+};
+
+// Lowering (executor_lower.cpp).
+PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min);
+std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps);
+bool moves_data(const RankPlan& plan);
+
+}  // namespace internal
+
+struct CudaExecutor::Prepared {
+  RankPlan plan;  // a copy: the cache key's content is checked against it
+  // The plan through the CUDA passes (plan/passes.hpp): local slices folded (fold_slices), the
+  // unwritten elements listed (pad_unwritten).
+  RankPlan exec;
+  // The plan that runs: `exec` with the steps pipelined (chunks[i] > 1) split (pipeline).
+  RankPlan run;
+  std::vector<internal::PStep> steps;  // one per run step
+  std::vector<std::size_t> origin;     // per run step: its plan step
+  // Per plan step: the chunks this rank would pipeline it in (1: none), and the agreed number
+  // (the maximum over the world, so that every member of a group makes the same calls).
+  std::vector<std::int64_t> wish, chunks;
+  // One entry per run step whose kind has a native collective (the same steps on every rank):
+  // this rank's group when it runs the native call, else empty.
+  std::vector<std::vector<std::int64_t>> groups;
+  std::vector<int> group_step;
+  bool connected = false;
+  void* scratch = nullptr;
+  std::int64_t scratch_bytes = 0;
+  std::vector<std::int64_t> inter_offset;                         // byte offset of buffer i in scratch (-1: none)
+  std::int64_t send_offset[2] = {0, 0}, recv_offset[2] = {0, 0};  // per staging slot
+  // Per buffer: exec.pads, padded (NaN / 0) before the steps; empty when the plan's writes cover
+  // the buffer (then nothing is filled).
+  std::vector<BoxList> pads;
+  ~Prepared() {
+    if (scratch) cudaFree(scratch);
+  }
+};
+
+}  // namespace axe::cuda

@@ -1,0 +1,243 @@
+// CudaExecutor, preparation: construction and settings, the plan cache, prepare_local() (the
+// plan passes, lowering, the chunk wish, padding) and connect() (the agreed chunks,
+// sub-communicators), and the scratch layout. Moved from cuda_executor.cpp.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "axe/core/bytes.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cuda/check.hpp"
+#include "axe/plan/passes.hpp"
+#include "executor_internal.hpp"
+
+namespace axe::cuda {
+
+using namespace internal;
+
+namespace {
+
+std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
+
+std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  if (end == v || *end != '\0' || x < min)
+    fail(std::string(name) + ": '" + v + "' is not an integer >= " + std::to_string(min));
+  return x;
+}
+
+}  // namespace
+
+CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
+  if (comm_) AXE_CUDA_CHECK(cudaSetDevice(comm_->device()));
+  if (!stream_) {
+    AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    owns_stream_ = true;
+  }
+  AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  set_pipeline(env_int("AXE_PIPELINE_CHUNKS", max_chunks_, 1),
+               env_int("AXE_PIPELINE_MIN_BYTES", min_pipeline_bytes_, 1));
+  pipeline_blocks_per_sm_ = static_cast<int>(env_int("AXE_PIPELINE_BLOCKS_PER_SM", pipeline_blocks_per_sm_, 1));
+  if (const char* v = std::getenv("AXE_OVERLAP_MIN"); v && *v) set_overlap_min(parse_bytes(v, "AXE_OVERLAP_MIN"));
+  if (pipeline_blocks_per_sm_ > 8) fail("AXE_PIPELINE_BLOCKS_PER_SM: " + std::to_string(pipeline_blocks_per_sm_) + " > 8");
+}
+
+CudaExecutor::~CudaExecutor() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  cache_.clear();
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  if (pack_stream_) cudaStreamDestroy(pack_stream_);
+  if (unpack_stream_) cudaStreamDestroy(unpack_stream_);
+  if (side_stream_) cudaStreamDestroy(side_stream_);
+  if (fork_) cudaEventDestroy(fork_);
+  if (join_) cudaEventDestroy(join_);
+  if (done_) cudaEventDestroy(done_);
+  if (owns_stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaExecutor::set_overlap_min(std::int64_t bytes) {
+  if (bytes < 0) fail("CudaExecutor::set_overlap_min: " + std::to_string(bytes) + " bytes is negative");
+  overlap_min_ = bytes;
+}
+
+void CudaExecutor::set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes, std::int64_t chunk_bytes) {
+  if (max_chunks < 1 || max_chunks > kMaxPipelineChunks)
+    fail("CudaExecutor::set_pipeline: max_chunks " + std::to_string(max_chunks) + " outside 1.." +
+         std::to_string(kMaxPipelineChunks));
+  if (min_bytes < 1) fail("CudaExecutor::set_pipeline: min_bytes " + std::to_string(min_bytes) + " < 1");
+  if (chunk_bytes < 1) fail("CudaExecutor::set_pipeline: chunk_bytes " + std::to_string(chunk_bytes) + " < 1");
+  max_chunks_ = max_chunks;
+  min_pipeline_bytes_ = min_bytes;
+  pipeline_chunk_bytes_ = chunk_bytes;
+}
+
+static bool same_plan(const RankPlan& a, const RankPlan& b) {
+  return a.rank == b.rank && a.dtype == b.dtype && a.buffers == b.buffers && a.steps == b.steps && a.pads == b.pads;
+}
+
+CudaExecutor::Prepared* CudaExecutor::lookup(const RankPlan& plan) const {
+  auto it = cache_.find(&plan);
+  return it != cache_.end() && same_plan(it->second->plan, plan) ? it->second.get() : nullptr;
+}
+
+void CudaExecutor::build(Prepared& p) {
+  const RankPlan& pl = p.exec;
+  const std::int64_t es = size_of(pl.dtype);
+  p.run = pipeline(pl, p.chunks);
+  p.steps.clear();
+  // pipeline() puts plan step i's chunks[i] chunks one after the other.
+  std::vector<std::size_t>& origin = p.origin;
+  origin.clear();
+  for (std::size_t i = 0; i < pl.steps.size(); ++i)
+    origin.insert(origin.end(), static_cast<std::size_t>(p.chunks.empty() ? 1 : p.chunks[i]), i);
+  std::int64_t max_send[2] = {0, 0}, max_recv[2] = {0, 0};
+  for (std::size_t j = 0; j < p.run.steps.size(); ++j) {
+    const Step& s = p.run.steps[j];
+    const bool piped = !p.chunks.empty() && p.chunks[origin[j]] > 1;
+    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr, piped ? 0 : overlap_min_);
+    // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
+    // chunked for its staging limit (possibly hundreds of chunks) runs chunk after chunk on
+    // stream_, as any other step.
+    if (piped) {
+      ps.chunk = s.chunk;
+      ps.chunks = s.chunks;
+    }
+    ps.slot = static_cast<int>(ps.chunk % 2);
+    max_send[ps.slot] = std::max(max_send[ps.slot], ps.send_elems * es);
+    max_recv[ps.slot] = std::max(max_recv[ps.slot], ps.recv_elems * es);
+    p.steps.push_back(std::move(ps));
+  }
+  // Collective groups of the run steps (the same steps on every rank, chunks being agreed); the
+  // chunks of one step share the communicator of its first chunk.
+  p.groups.clear();
+  p.group_step.clear();
+  for (std::size_t j = 0; j < p.run.steps.size(); ++j) {
+    const Step& s = p.run.steps[j];
+    if (native_kind(s.kind) && p.steps[j].chunk == 0) {
+      p.groups.push_back(p.steps[j].path == Path::P2P ? std::vector<std::int64_t>{} : s.group);
+      p.group_step.push_back(static_cast<int>(j));
+    }
+  }
+  // Scratch: intermediate buffers, then the send and receive regions of the two staging slots.
+  const std::size_t nb = pl.buffers.size();
+  std::int64_t bytes = 0;
+  p.inter_offset.assign(nb, -1);
+  for (std::size_t i = 1; i + 1 < nb; ++i) {
+    p.inter_offset[i] = bytes;
+    bytes += align_up(pl.buffers[i] * es);
+  }
+  for (int slot = 0; slot < 2; ++slot) {
+    p.send_offset[slot] = bytes;
+    bytes += align_up(max_send[slot]);
+    p.recv_offset[slot] = bytes;
+    bytes += align_up(max_recv[slot]);
+  }
+  if (p.scratch) {
+    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    AXE_CUDA_CHECK(cudaFree(p.scratch));
+    p.scratch = nullptr;
+  }
+  if (bytes > 0) AXE_CUDA_CHECK(cudaMalloc(&p.scratch, static_cast<std::size_t>(bytes)));
+  p.scratch_bytes = bytes;
+}
+
+// Per plan step, the chunks this rank would run it in (1: none), from its unchunked build:
+// pipelining (opt-in) and the staging bound.
+void CudaExecutor::wish_chunks(Prepared& p) const {
+  const RankPlan& pl = p.exec;
+  const std::int64_t es = size_of(pl.dtype);
+  p.wish.assign(pl.steps.size(), 1);
+  for (std::size_t i = 0; i < pl.steps.size(); ++i) {
+    const Step& s = pl.steps[i];
+    const auto& ps = p.steps[i];
+    if (s.chunks > 1 || (s.reduce && ps.path == Path::P2P)) continue;  // planner-chunked, or terms
+    if (ps.path != Path::AllGather && ps.path != Path::ReduceScatter && ps.path != Path::P2P) continue;
+    const auto [work, moved] = kernel_work(ps);
+    if (moved == 0 || work == 0) continue;
+    if (max_chunks_ >= 2 && work * es >= min_pipeline_bytes_)
+      p.wish[i] = std::clamp<std::int64_t>(work * es / pipeline_chunk_bytes_, 2, max_chunks_);
+    // Staging bound: a step staging more than the destination's local bytes (and at least
+    // kStagingBoundMin) runs in enough chunks that its two staging slots fit in the destination.
+    // The slot padding of a padded all-gather does not count: a few rows over the destination.
+    const std::int64_t staging = (ps.send_elems + ps.recv_elems - ps.pad) * es, dst = pl.buffers.back() * es;
+    if (staging > dst && staging >= kStagingBoundMin && dst > 0)
+      p.wish[i] = std::max(p.wish[i], std::min<std::int64_t>(2 * ((staging + dst - 1) / dst), kMaxPipelineChunks));
+  }
+}
+
+bool CudaExecutor::prepare_local(const RankPlan& plan) {
+  if (lookup(plan)) return false;
+  auto p = std::make_unique<Prepared>();
+  p->plan = plan;
+  p->exec = run_passes(plan, cuda_passes());  // the same passes on every rank
+  const DType dt = plan.dtype;
+  const RankPlan& pl = p->exec;
+  if (comm_ && plan.rank != comm_->rank())
+    fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) + " but this NCCL rank is " +
+         std::to_string(comm_->rank()));
+  build(*p);
+  wish_chunks(*p);
+  // Padding: the boxes pad_unwritten listed per buffer (none for the source).
+  const std::size_t nb = pl.buffers.size();
+  p->pads.resize(nb);
+  for (std::size_t i = 1; i < nb; ++i) p->pads[i] = BoxList::copy(pl.pads[i], dt);
+  // connect() agrees on the chunks (and splits communicators): needed whenever data moves.
+  p->connected = !comm_ || !moves_data(pl);
+  // Bounded cache: plans are usually few and reused; an evicted one is simply prepared again
+  // (the runtime's backend agrees on re-preparation across ranks, so eviction is per rank).
+  if (cache_.size() >= 64) {
+    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cache_.clear();
+  }
+  cache_[&plan] = std::move(p);
+  return true;
+}
+
+void CudaExecutor::connect(const RankPlan& plan) {
+  Prepared* p = lookup(plan);
+  if (!p) fail("CudaExecutor::connect: the plan for rank " + std::to_string(plan.rank) + " is not prepared");
+  if (!comm_ || !moves_data(plan)) {
+    p->connected = true;
+    return;
+  }
+  // Pipelining: every rank splits a step into the largest number of chunks any rank wants.
+  std::vector<std::int64_t> agreed = p->wish;
+  comm_->allreduce_max(agreed, "CudaExecutor::connect (pipeline chunks)");
+  if (agreed != (p->chunks.empty() ? std::vector<std::int64_t>(agreed.size(), 1) : p->chunks)) {
+    p->chunks = agreed;
+    build(*p);
+  }
+  comm_->ensure_groups(p->groups);
+  for (std::size_t i = 0; i < p->groups.size(); ++i)
+    if (!p->groups[i].empty()) {
+      auto& ps = p->steps[static_cast<std::size_t>(p->group_step[i])];
+      ps.comm = comm_->find_group(p->groups[i]);
+      if (!ps.comm)
+        fail("CudaExecutor::connect: rank " + std::to_string(plan.rank) + " has no communicator for step " +
+             std::to_string(p->group_step[i]));
+    }
+  for (std::size_t j = 1; j < p->steps.size(); ++j)
+    if (p->steps[j].chunk > 0) p->steps[j].comm = p->steps[j - 1].comm;
+  p->connected = true;
+}
+
+bool CudaExecutor::ready(const RankPlan& plan) const {
+  const Prepared* p = lookup(plan);
+  return p && p->connected;
+}
+
+std::int64_t CudaExecutor::staging_bytes(const RankPlan& plan) const {
+  const Prepared* p = lookup(plan);
+  return p ? p->scratch_bytes : -1;
+}
+
+std::vector<std::int64_t> CudaExecutor::pipeline_chunks(const RankPlan& plan) const {
+  const Prepared* p = lookup(plan);
+  if (!p) return {};
+  return p->chunks.empty() ? std::vector<std::int64_t>(plan.steps.size(), 1) : p->chunks;
+}
+
+}  // namespace axe::cuda
