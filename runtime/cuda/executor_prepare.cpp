@@ -2,11 +2,10 @@
 // plan passes, lowering, the chunk wish, padding) and connect() (the agreed chunks,
 // sub-communicators), and the scratch layout. Moved from cuda_executor.cpp.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
-#include "axe/core/bytes.hpp"
 #include "axe/core/error.hpp"
+#include "axe/core/tunables.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/plan/passes.hpp"
 #include "executor_internal.hpp"
@@ -19,16 +18,6 @@ namespace {
 
 std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
 
-std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  if (end == v || *end != '\0' || x < min)
-    fail(std::string(name) + ": '" + v + "' is not an integer >= " + std::to_string(min));
-  return x;
-}
-
 }  // namespace
 
 CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
@@ -38,11 +27,10 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
     owns_stream_ = true;
   }
   AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
-  set_pipeline(env_int("AXE_PIPELINE_CHUNKS", max_chunks_, 1),
-               env_int("AXE_PIPELINE_MIN_BYTES", min_pipeline_bytes_, 1));
-  pipeline_blocks_per_sm_ = static_cast<int>(env_int("AXE_PIPELINE_BLOCKS_PER_SM", pipeline_blocks_per_sm_, 1));
-  if (const char* v = std::getenv("AXE_OVERLAP_MIN"); v && *v) set_overlap_min(parse_bytes(v, "AXE_OVERLAP_MIN"));
-  if (pipeline_blocks_per_sm_ > 8) fail("AXE_PIPELINE_BLOCKS_PER_SM: " + std::to_string(pipeline_blocks_per_sm_) + " > 8");
+  // The settings' defaults and ranges are the tunables table's (src/core/tunables.cpp).
+  set_pipeline(tunable_int("AXE_PIPELINE_CHUNKS"), tunable_int("AXE_PIPELINE_MIN_BYTES"));
+  pipeline_blocks_per_sm_ = static_cast<int>(tunable_int("AXE_PIPELINE_BLOCKS_PER_SM"));
+  set_overlap_min(tunable_int("AXE_OVERLAP_MIN"));
 }
 
 CudaExecutor::~CudaExecutor() {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <thread>
 
+#include "axe/core/tunables.hpp"
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
@@ -103,6 +104,14 @@ PlanRequest request_of(const Transition& t) {
 }
 
 class TwoGpus : public ::testing::TestWithParam<Transition> {};
+
+// The executor's settings come from the tunables table, whose ranges are the executor's own.
+TEST(CudaExecutorSettings, TunablesRangesAreTheExecutors) {
+  EXPECT_EQ(tunable_info("AXE_PIPELINE_CHUNKS").max, CudaExecutor::kMaxPipelineChunks);
+  EXPECT_EQ(tunable_info("AXE_PIPELINE_CHUNKS").min, 1);
+  EXPECT_EQ(tunable_info("AXE_PIPELINE_MIN_BYTES").min, 1);
+  EXPECT_EQ(tunable_info("AXE_OVERLAP_MIN").min, 0);
+}
 
 TEST_P(TwoGpus, Redistribute_MatchesDestinationLayout) {
   AXE_REQUIRE_GPUS(2);
@@ -454,8 +463,11 @@ TEST(OneGpu, Execute_LocalTransposeAndFillsWithoutCommunicator) {
   InMemoryTransport tr(net, 0);
   execute(p, tr, std::as_bytes(std::span(src)), std::as_writable_bytes(std::span(want)));
   for (std::size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
-    else EXPECT_EQ(got[i], want[i]) << i;
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    } else {
+      EXPECT_EQ(got[i], want[i]) << i;
+    }
   }
   EXPECT_GE(ex.launches(), 3);  // pad, fill, transpose
 }
