@@ -88,7 +88,7 @@ struct Transition {
   std::vector<AxisPlacement> from, to;  // empty `from` + interleaved: the Axe layout
   bool interleaved = false;
   // Bound group: which mesh axes (2-D: {1} = y pairs for (R,P)->(S0,S1)); empty: the world.
-  std::vector<int> bound_axes;
+  std::vector<int> bound_axes = {};
   double bound_fraction = 1.0;  // of the global bytes the bound collective covers (e.g. 1/2)
 };
 

@@ -44,7 +44,10 @@ bool native_reduction(DType t, ReduceOp op, MPI_Datatype& type, MPI_Op& mop) {
 
 std::string ranks_text(std::span<const std::int64_t> v) {
   std::string s = "{";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
   return s + "}";
 }
 }  // namespace
@@ -397,8 +400,8 @@ void MpiTransport::reduce_scatter(std::span<const std::int64_t> group, std::span
   CallScope scope(*this);
   check_usable("reduce-scatter");
   const std::size_t g = group.size(), me = member_index(group, rank_, "reduce-scatter");
-  MPI_Datatype type;
-  MPI_Op mop;
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // set by native_reduction
+  MPI_Op mop = MPI_OP_NULL;
   const std::size_t es = static_cast<std::size_t>(size_of(dtype));
   // send[i] is this rank's block for member i, sized as member i's result: every member knows
   // every block's size.
@@ -440,8 +443,8 @@ void MpiTransport::all_reduce(std::span<const std::int64_t> group, std::span<con
   CallScope scope(*this);
   check_usable("all-reduce");
   (void)member_index(group, rank_, "all-reduce");
-  MPI_Datatype type;
-  MPI_Op mop;
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // set by native_reduction
+  MPI_Op mop = MPI_OP_NULL;
   const std::size_t es = static_cast<std::size_t>(size_of(dtype));
   if (in.size() != out.size())
     fail("all-reduce on rank " + std::to_string(rank_) + ": input of " + std::to_string(in.size()) +

@@ -136,8 +136,10 @@ __device__ __forceinline__ void row_chunk(const RDesc& d, long long base, const 
 // ES: the element size (the partial words at the ends of a row move element by element; base
 // pointers are element-aligned, as for the box kernel). R: the most outer modes of a box (1 for
 // plain 2-D boxes, which then hold fewer registers).
+// Blocks per SM: 3 (80 registers) for R == 1, as ptxas chose on its own; 2 for R > 1, where it
+// chose 90 registers for 2- and 4-byte elements but held 1-byte ones to 80 with 8 bytes spilled.
 template <int ES, int R>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, R == 1 ? 3 : 2)
     row_kernel(const RDesc* __restrict__ table, int nboxes, long long chunks, const char* src,
                char* dst, const char* src2) {
   __shared__ RDesc sd;

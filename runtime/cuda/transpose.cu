@@ -31,10 +31,17 @@ struct TDesc {
   long long bext[kMaxModes], bsst[kMaxModes], bdst[kMaxModes];
 };
 
+// Blocks per SM the transpose is compiled for, per element size: the occupancy ptxas chose
+// without a bound for 2-, 4- and 8-byte elements (48, 64 and 40 registers), and for 1-byte
+// elements 4 blocks (64 registers) instead of the 48 registers and 12 bytes of spill ptxas chose
+// on its own.
+template <std::size_t ES>
+constexpr int kTransposeBlocksPerSm = ES == 8 ? 6 : ES == 2 ? 5 : 4;
+
 // Each thread loads kTile^2 / 256 elements before the barrier, so many loads are in flight.
 template <class T, int kTile>
-__global__ void __launch_bounds__(32 * kRows) transpose_kernel(TDesc d, const T* __restrict__ src,
-                                                               T* __restrict__ dst) {
+__global__ void __launch_bounds__(32 * kRows, kTransposeBlocksPerSm<sizeof(T)>)
+    transpose_kernel(TDesc d, const T* __restrict__ src, T* __restrict__ dst) {
   __shared__ T tile[kTile][kTile];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const long long tiles = d.tiles_a * d.tiles_b;

@@ -662,7 +662,9 @@ TEST_P(Kernels, Transform_TransposeMatchesHost) {
     const std::int64_t ld = s.cols + 3;
     Transfer t{{s.batch, s.rows, s.cols}, 5, {s.rows * ld, ld, 1}, 2, {s.rows * s.cols, 1, s.rows}, 0};
     const std::int64_t n_src = 5 + s.batch * s.rows * ld, n_dst = 2 + s.batch * s.rows * s.cols;
-    if (s.rows > 1 && s.cols > 1) EXPECT_TRUE(is_transpose(t)) << to_string(t);
+    if (s.rows > 1 && s.cols > 1) {
+      EXPECT_TRUE(is_transpose(t)) << to_string(t);
+    }
     auto src = random_bytes(static_cast<std::size_t>(n_src * es), rng);
     auto poison = random_bytes(static_cast<std::size_t>(n_dst * es), rng);
     DeviceBuffer ds(src.size()), dd(poison.size());

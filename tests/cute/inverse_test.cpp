@@ -76,7 +76,9 @@ TEST(LeftInverse, IsALeftInverse) {
     if (!testing::is_injective(filter(l))) continue;
     for (std::int64_t i = 0; i < size(l); ++i) {
       ASSERT_EQ(l(r(l(i))), l(i)) << i;
-      if (inj) ASSERT_EQ(r(l(i)), i) << i;
+      if (inj) {
+        ASSERT_EQ(r(l(i)), i) << i;
+      }
     }
   }
   EXPECT_GT(injective, 1000);

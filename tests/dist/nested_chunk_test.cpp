@@ -144,7 +144,9 @@ TEST(NestedChunk, ThreeRowsOverFourByTwo) {
     LocalShard s = local_shard(l, r);
     const bool holds = r % 2 == 0 && r / 2 < 3;
     EXPECT_EQ(s.shape[0], holds ? 1 : 0) << r;
-    if (holds) EXPECT_EQ(s.regions.at(0).begin[0], r / 2);
+    if (holds) {
+      EXPECT_EQ(s.regions.at(0).begin[0], r / 2);
+    }
   }
 }
 

@@ -212,7 +212,9 @@ TEST(CostModelChoice, AllReduceForSmallReduceScatterAllGatherForLarge) {
       // Each rank receives 3/4 N in each step: 1.5 N, the ring all-reduce's bytes.
       EXPECT_EQ(p.max_bytes_received, 2 * 3 * (n * n * 4 / 4));
     }
-    if (n == 8) EXPECT_EQ(verify(r, simulate(p)), "");
+    if (n == 8) {
+      EXPECT_EQ(verify(r, simulate(p)), "");
+    }
   }
   // With the default model (one alpha-beta for every collective) the single all-reduce wins.
   PlanRequest big{shard({1024, 1024}, m, {Partial()}), shard({1024, 1024}, m, {Replicate()}), DType::F32};

@@ -27,8 +27,11 @@ TEST(Runtime, KnowsRankSizeAndBackend) {
   // visible, else host).
   const char* env = std::getenv("AXE_BACKEND");
   const auto names = registered_backends();
-  if (env && *env) EXPECT_EQ(rt().backend().name(), env);
-  else EXPECT_NE(std::find(names.begin(), names.end(), std::string(rt().backend().name())), names.end());
+  if (env && *env) {
+    EXPECT_EQ(rt().backend().name(), env);
+  } else {
+    EXPECT_NE(std::find(names.begin(), names.end(), std::string(rt().backend().name())), names.end());
+  }
   EXPECT_GE(rt().local_rank(), 0);
   EXPECT_LE(rt().local_size(), rt().size());
   EXPECT_EQ(tunable("AXE_BACKEND"), std::getenv("AXE_BACKEND") ? std::getenv("AXE_BACKEND") : "");
@@ -79,8 +82,11 @@ TEST(DistTensor, ScatterThenGatherIsIdentity) {
     auto t = DistTensor::scatter(in, shard({7, 3}, m, {Shard(0)}), n - 1);
     EXPECT_EQ(test::compare_local(t, fill_source(t.layout(), rt().rank())), "");
     HostTensor y = t.gather(0);
-    if (rt().rank() == 0) EXPECT_EQ(y.data, x.data) << to_string(dt);
-    else EXPECT_TRUE(y.data.empty());
+    if (rt().rank() == 0) {
+      EXPECT_EQ(y.data, x.data) << to_string(dt);
+    } else {
+      EXPECT_TRUE(y.data.empty());
+    }
     EXPECT_EQ(t.gather_all().data, x.data);
   }
 }

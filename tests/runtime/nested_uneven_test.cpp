@@ -31,8 +31,11 @@ TEST(NestedUneven, FromGlobalHoldsDTensorShards) {
     for (std::int64_t i = 0; i < 3; ++i)
       for (std::int64_t j = 0; j < 3; ++j) {
         const double got = d[static_cast<std::size_t>(i * 3 + j)];
-        if (i < count[idx]) EXPECT_EQ(got, static_cast<double>((first[idx] + i) * 3 + j));
-        else EXPECT_TRUE(std::isnan(got)) << "padding row " << i << " on device " << idx;
+        if (i < count[idx]) {
+          EXPECT_EQ(got, static_cast<double>((first[idx] + i) * 3 + j));
+        } else {
+          EXPECT_TRUE(std::isnan(got)) << "padding row " << i << " on device " << idx;
+        }
       }
   }
   EXPECT_EQ(t.gather_all().data, x.data);

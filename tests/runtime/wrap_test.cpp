@@ -134,7 +134,9 @@ TEST(Wrap, HostMemoryOnADeviceBackendIsAClearError) {
   } catch (const Error& x) {
     e = x.what();
   }
-  if (!mine.empty()) EXPECT_NE(e.find("to_host"), std::string::npos) << e;
+  if (!mine.empty()) {
+    EXPECT_NE(e.find("to_host"), std::string::npos) << e;
+  }
 }
 
 TEST(Wrap, ByValueCopies) {

@@ -93,7 +93,9 @@ class ModeVector {
   void reserve(size_type n) {
     if (n <= cap_) return;
     auto* p = new std::int64_t[n];
-    std::copy(begin(), end(), p);
+    // size_ <= cap_ < n: the min copies size_ entries, and tells GCC 12 so (without it,
+    // -Wstringop-overflow sees a copy of up to 2^32 entries into n).
+    std::copy_n(data(), std::min<size_type>(size_, n), p);
     release();
     u_.heap = p;
     cap_ = static_cast<std::uint32_t>(n);
