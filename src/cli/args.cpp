@@ -82,30 +82,4 @@ std::string json_string(std::string_view s) {
   return r + "\"";
 }
 
-std::vector<long long> parse_int_list(std::string_view text, std::string_view what) {
-  std::string t(text);
-  if (t.size() >= 2 && t.front() == '(' && t.back() == ')') t = t.substr(1, t.size() - 2);
-  std::vector<long long> out;
-  std::size_t pos = 0;
-  while (true) {
-    std::size_t end = t.find(',', pos);
-    std::string item = t.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size()) {
-      fail(std::string(what) + ": expected a comma-separated list of integers, got '" +
-           std::string(text) + "'");
-    }
-    out.push_back(v);
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return out;
-}
-
 }  // namespace axe::cli

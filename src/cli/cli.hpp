@@ -44,7 +44,4 @@ const std::vector<Command>& commands();
 // JSON helpers for --json output.
 std::string json_string(std::string_view s);  // quoted and escaped
 
-// Parses "8,16" (or "(8,16)") into integers; throws axe::Error naming `what` on bad text.
-std::vector<long long> parse_int_list(std::string_view text, std::string_view what);
-
 }  // namespace axe::cli

@@ -82,6 +82,15 @@ std::vector<std::int64_t> parse_shape(std::string_view text, std::string_view wh
   return shape;
 }
 
+Mesh parse_mesh_option(std::string_view text, std::string_view what) {
+  if (text.empty()) fail(std::string(what) + ": expected NAME=SIZE,... (e.g. gpu=4), got ''");
+  try {
+    return parse_mesh(text);
+  } catch (const Error& e) {
+    fail(std::string(what) + ": " + e.what());
+  }
+}
+
 std::int64_t product(std::span<const std::int64_t> v, std::string_view what) {
   std::int64_t p = 1;
   for (auto e : v) p = checked_mul(p, e, std::string(what) + " " + tuple_text(v));

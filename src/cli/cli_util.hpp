@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "axe/dist/mesh.hpp"
 #include "cli/cli.hpp"
 
 namespace axe::cli::util {
@@ -28,6 +29,11 @@ std::vector<std::int64_t> parse_ints(std::string_view text, std::string_view wha
 
 // A shape: parse_ints plus every extent > 0 and the product fits in int64.
 std::vector<std::int64_t> parse_shape(std::string_view text, std::string_view what);
+
+// A mesh option ("dp=2,tp=2", see parse_mesh); empty text and the mesh's own errors are
+// axe::Error naming `what`: parse_mesh_option("", "--mesh") throws
+// "--mesh: expected NAME=SIZE,... (e.g. gpu=4), got ''".
+Mesh parse_mesh_option(std::string_view text, std::string_view what);
 
 // prod(v), checked against overflow.
 std::int64_t product(std::span<const std::int64_t> v, std::string_view what);

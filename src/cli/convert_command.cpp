@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kConvertUsage =
     "convert --from-cute CUTE_LAYOUT [--order coordinate|linear] [--axis NAME]\n"
-    "  axe convert --to-cute AXE_LAYOUT [--order coordinate|linear | --shape S]";
+    "  convert --to-cute AXE_LAYOUT [--order coordinate|linear | --shape S]";
 
 IndexOrder parse_order(const Args& args) {
   if (!args.has("order")) return IndexOrder::Coordinate;

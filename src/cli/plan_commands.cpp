@@ -51,10 +51,9 @@ DistLayout parse_dist(const std::string& text, const std::vector<std::int64_t>& 
 }
 
 PlanRequest request(const Args& args, CostModel& cost) {
-  std::vector<std::int64_t> shape;
-  for (auto v : parse_int_list(args.get("shape"), "--shape")) shape.push_back(v);
-  Mesh from_mesh = parse_mesh(args.get("mesh"));
-  Mesh to_mesh = args.has("to-mesh") ? parse_mesh(args.get("to-mesh")) : from_mesh;
+  const std::vector<std::int64_t> shape = util::parse_shape(args.get("shape"), "--shape");
+  Mesh from_mesh = util::parse_mesh_option(args.get("mesh"), "--mesh");
+  Mesh to_mesh = args.has("to-mesh") ? util::parse_mesh_option(args.get("to-mesh"), "--to-mesh") : from_mesh;
   DType dt = args.has("dtype") ? parse_dtype(args.get("dtype")) : DType::F32;
   if (args.has("cost")) cost = CostModel::load(args.get("cost"));
   PlanRequest r{parse_dist(args.get("from"), shape, from_mesh, "from"), parse_dist(args.get("to"), shape, to_mesh, "to"),
@@ -75,7 +74,7 @@ Plan passed(const Args& args, const Plan& p) {
     fail(std::string("--passes: ") + e.what());
   }
   if (args.has("chunks")) {
-    for (auto k : parse_int_list(args.get("chunks"), "--chunks")) {
+    for (auto k : util::parse_ints(args.get("chunks"), "--chunks")) {
       if (k < 1) fail("--chunks '" + args.get("chunks") + "': " + std::to_string(k) + " chunks (each count must be >= 1)");
       o.chunks.push_back(k);
     }
@@ -97,7 +96,7 @@ int run_plan(const Args& args, std::ostream& out) {
   CostModel cost;
   Plan p = passed(args, plan_all(request(args, cost), cost));
   if (args.has("rank")) {
-    const auto ranks = parse_int_list(args.get("rank"), "--rank");
+    const auto ranks = util::parse_ints(args.get("rank"), "--rank");
     if (ranks.size() != 1) fail("--rank '" + args.get("rank") + "': expected one rank");
     const RankPlan* rp = p.find(ranks[0]);
     if (!rp) fail("--rank " + std::to_string(ranks[0]) + ": not a rank of either mesh");
