@@ -7,9 +7,12 @@
 //   axe-run -np 4 ./reshard [--mesh x=2,y=2] [--shape 16,12] [--dtype f64] [--quiet]
 #include <mpi.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,17 +22,39 @@
 
 namespace {
 
+// "16,12": two positive extents; anything else is an axe::Error naming --shape.
 std::vector<std::int64_t> parse_shape(const std::string& s) {
   std::vector<std::int64_t> v;
   std::size_t pos = 0;
   while (pos <= s.size()) {
     std::size_t e = s.find(',', pos);
     if (e == std::string::npos) e = s.size();
-    v.push_back(std::stoll(s.substr(pos, e - pos)));
+    std::int64_t x = 0;
+    const auto [end, ec] = std::from_chars(s.data() + pos, s.data() + e, x);
+    if (ec != std::errc() || end != s.data() + e || x < 1 || x > (std::int64_t{1} << 24))
+      axe::fail("--shape '" + s + "': '" + s.substr(pos, e - pos) + "' is not an extent in 1..16777216");
+    v.push_back(x);
     pos = e + 1;
   }
-  if (v.size() != 2) axe::fail("--shape wants two extents, got '" + s + "'");
+  if (v.size() != 2) axe::fail("--shape '" + s + "': wants two extents");
   return v;
+}
+
+// The demo's mesh for n ranks: x * y = n with x <= y as close as possible (4 -> x=2,y=2,
+// 6 -> x=2,y=3, 5 -> x=1,y=5), so that every rank holds a shard.
+std::string default_mesh(int n) {
+  int x = 1;
+  for (int d = 1; d * d <= n; ++d)
+    if (n % d == 0) x = d;
+  return "x=" + std::to_string(x) + ",y=" + std::to_string(n / x);
+}
+
+// A shape near 16 x 12 that the interleaved stage can lay out on the mesh: rows a multiple of the
+// first axis, columns a multiple of twice the second (16,12 on x=2,y=2; 16,16 on x=2,y=4).
+std::string default_shape(const axe::Mesh& mesh) {
+  const std::int64_t p = mesh.sizes()[0], q = mesh.ndim() > 1 ? mesh.sizes()[1] : 1;
+  const std::int64_t rows = p * ((16 + p - 1) / p), cols = 2 * q * ((12 + 2 * q - 1) / (2 * q));
+  return std::to_string(rows) + "," + std::to_string(cols);
 }
 
 // Rows cyclic over the first mesh axis; columns block-cyclic (blocks of 2) over the second.
@@ -61,10 +86,12 @@ axe::DistLayout interleaved(const std::vector<std::int64_t>& shape, const axe::M
 }  // namespace
 
 int main(int argc, char** argv) {
-  axe::Runtime rt(&argc, &argv);
+  std::unique_ptr<axe::Runtime> runtime;
   int status = 0;
   try {
-    std::string mesh_text, shape_text = "16,12", dtype_text = "f64";
+    runtime = std::make_unique<axe::Runtime>(&argc, &argv);
+    axe::Runtime& rt = *runtime;
+    std::string mesh_text, shape_text, dtype_text = "f64";
     bool quiet = false;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -77,13 +104,21 @@ int main(int argc, char** argv) {
       else if (a == "--dtype") dtype_text = value();
       else if (a == "--quiet") quiet = true;
       else if (a == "--help" || a == "-h") {
-        if (rt.rank() == 0) std::printf("usage: reshard [--mesh x=2,y=2] [--shape 16,12] [--dtype f64] [--quiet]\n");
+        if (rt.rank() == 0)
+          std::printf("usage: reshard [--mesh x=2,y=2] [--shape 16,12] [--dtype f64] [--quiet]\n"
+                      "  default mesh: x*y = the number of ranks, as square as it divides; default shape: near\n"
+                      "  16,12 with rows a multiple of x and columns of 2*y\n");
         return 0;
       } else axe::fail("unknown argument '" + a + "'");
     }
-    if (mesh_text.empty()) mesh_text = rt.size() >= 4 ? "x=2,y=2" : "x=1,y=" + std::to_string(rt.size());
+    if (mesh_text.empty()) mesh_text = default_mesh(rt.size());
     const axe::Mesh mesh = axe::parse_mesh(mesh_text);
     if (mesh.ndim() < 1 || mesh.ndim() > 2) axe::fail("--mesh wants one or two axes, got '" + mesh_text + "'");
+    if (mesh.size() != rt.size())
+      axe::fail("--mesh " + mesh_text + " has " + std::to_string(mesh.size()) + " devices but " +
+                std::to_string(rt.size()) + " ranks run; give a mesh of " + std::to_string(rt.size()) +
+                " devices, or leave --mesh out");
+    if (shape_text.empty()) shape_text = default_shape(mesh);
     const auto shape = parse_shape(shape_text);
     const axe::DType dt = axe::parse_dtype(dtype_text);
     const bool two = mesh.ndim() == 2;
@@ -166,8 +201,9 @@ int main(int argc, char** argv) {
     if (rt.rank() == 0) std::printf(mismatches ? "FAILED: %d mismatches\n" : "all %d elements verified at every step\n",
                                     mismatches ? mismatches : static_cast<int>(x.elements()));
     status = mismatches ? 1 : 0;
-  } catch (const axe::Error& e) {
-    std::fprintf(stderr, "[rank %d] reshard: %s\n", rt.rank(), e.what());
+  } catch (const std::exception& e) {  // start-up errors too: the Runtime then finalized MPI
+    if (runtime) std::fprintf(stderr, "[rank %d] reshard: %s\n", runtime->rank(), e.what());
+    else std::fprintf(stderr, "reshard: %s\n", e.what());
     status = 2;
   }
   return status;
