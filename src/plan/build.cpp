@@ -110,6 +110,7 @@ namespace axe {
 using internal::build_rank;
 using internal::choose;
 using internal::Strategy;
+using internal::sum_rank_stats;
 
 RankPlan plan_rank(const PlanRequest& r, std::int64_t rank, const CostModel& cost) {
   Strategy s = choose(r, cost);
@@ -131,17 +132,8 @@ Plan plan_all(const PlanRequest& r, const CostModel& cost) {
   ranks.insert(ranks.end(), r.to.mesh().ranks().begin(), r.to.mesh().ranks().end());
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  for (auto rank : ranks) {
-    p.ranks.push_back(build_rank(r, s, rank));
-    const auto& st = p.ranks.back().stats;
-    p.totals.bytes_sent += st.bytes_sent;
-    p.totals.bytes_received += st.bytes_received;
-    p.totals.messages += st.messages;
-    p.totals.collectives += st.collectives;
-    p.totals.staging_bytes = std::max(p.totals.staging_bytes, st.staging_bytes);
-    p.totals.lower_bound_bytes += st.lower_bound_bytes;
-    p.max_bytes_received = std::max(p.max_bytes_received, st.bytes_received);
-  }
+  for (auto rank : ranks) p.ranks.push_back(build_rank(r, s, rank));
+  sum_rank_stats(p);
   return p;
 }
 }  // namespace axe

@@ -20,6 +20,10 @@ namespace axe::internal {
 // max/min/avg: the value everywhere). Match: term t of the source is term t of the destination.
 enum class PartialMode { None, Reduce, Match };
 
+// p.totals (summed over p.ranks; staging the largest) and p.max_bytes_received recomputed from
+// the ranks' stats.
+void sum_rank_stats(Plan& p);
+
 struct Pair {
   Side src, dst;
   std::vector<GBox> boxes;  // disjoint, covering the logical tensor

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "axe/core/error.hpp"
+#include "plan/internal.hpp"
 
 namespace axe {
 
@@ -221,18 +222,7 @@ Plan run_passes(const Plan& plan, const PassOptions& o) {
         p.equal_blocks.push_back(plan.equal_blocks[i]);
       }
   }
-  p.totals = PlanStats{};
-  p.max_bytes_received = 0;
-  for (const auto& rp : p.ranks) {
-    const auto& st = rp.stats;
-    p.totals.bytes_sent += st.bytes_sent;
-    p.totals.bytes_received += st.bytes_received;
-    p.totals.messages += st.messages;
-    p.totals.collectives += st.collectives;
-    p.totals.staging_bytes = std::max(p.totals.staging_bytes, st.staging_bytes);
-    p.totals.lower_bound_bytes += st.lower_bound_bytes;
-    p.max_bytes_received = std::max(p.max_bytes_received, st.bytes_received);
-  }
+  internal::sum_rank_stats(p);
   return p;
 }
 

@@ -1,8 +1,10 @@
-// Plan values: sizes of boxes, messages and steps, step kinds, contiguous runs.
+// Plan values: sizes of boxes, messages and steps, step kinds, contiguous runs, summed stats.
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
 #include "axe/plan/plan.hpp"
+#include "plan/internal.hpp"
 
 namespace axe {
 
@@ -73,4 +75,22 @@ const RankPlan* Plan::find(std::int64_t rank) const {
     if (r.rank == rank) return &r;
   return nullptr;
 }
+namespace internal {
+
+void sum_rank_stats(Plan& p) {
+  p.totals = PlanStats{};
+  p.max_bytes_received = 0;
+  for (const auto& rp : p.ranks) {
+    const auto& st = rp.stats;
+    p.totals.bytes_sent += st.bytes_sent;
+    p.totals.bytes_received += st.bytes_received;
+    p.totals.messages += st.messages;
+    p.totals.collectives += st.collectives;
+    p.totals.staging_bytes = std::max(p.totals.staging_bytes, st.staging_bytes);
+    p.totals.lower_bound_bytes += st.lower_bound_bytes;
+    p.max_bytes_received = std::max(p.max_bytes_received, st.bytes_received);
+  }
+}
+
+}  // namespace internal
 }  // namespace axe
