@@ -69,6 +69,11 @@ def check_launch(line, src, build):
     multi = "--hosts" in words or "--hostfile" in words
     if multi and "--dry-run" not in words:
         words.insert(1, "--dry-run")
+    if "--hostfile" in words:  # the README's hostfile names two hosts
+        i = words.index("--hostfile") + 1
+        words[i] = os.path.join(build, "readme_hosts.txt")
+        with open(words[i], "w", encoding="utf-8") as f:
+            f.write("h1 slots=4\nh2 slots=4\n")
     fixed = []
     for w in words:
         for prefix in ("./build/", "build/"):
