@@ -38,7 +38,7 @@ Mesh::Mesh(std::vector<std::pair<std::string, std::int64_t>> axes,
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t r = ranks_[static_cast<std::size_t>(i)];
     if (r < 0) fail("mesh: negative rank " + std::to_string(r));
-    if (r != first_ + i) contiguous_ = false;
+    if (r - first_ != i) contiguous_ = false;  // both >= 0: no overflow (first_ + i could)
   }
   identity_ = contiguous_ && first_ == 0;
   if (!contiguous_) {
@@ -70,7 +70,7 @@ std::int64_t Mesh::axis_size(Axis a) const {
 
 std::optional<std::int64_t> Mesh::find_index(std::int64_t rank) const {
   if (contiguous_) {
-    if (rank >= first_ && rank < first_ + size()) return rank - first_;
+    if (rank >= first_ && rank - first_ < size()) return rank - first_;  // first_ + size() may overflow
     return std::nullopt;
   }
   auto it = index_.find(rank);
@@ -152,7 +152,7 @@ std::string to_string(const Mesh& m) {
     s += ":";
     const auto& r = m.ranks();
     bool contiguous = true;
-    for (std::size_t i = 0; i < r.size(); ++i) contiguous = contiguous && r[i] == r[0] + std::int64_t(i);
+    for (std::size_t i = 0; i < r.size(); ++i) contiguous = contiguous && r[i] - r[0] == std::int64_t(i);
     if (contiguous && r.size() > 1) {
       s += std::to_string(r.front()) + ".." + std::to_string(r.back());
     } else {
@@ -217,7 +217,7 @@ Mesh parse_mesh(std::string_view text) {
       if (b - a >= kMaxMeshDevices)
         fail("mesh '" + std::string(text) + "': rank range " + std::to_string(a) + ".." + std::to_string(b) +
              " has more than " + std::to_string(kMaxMeshDevices) + " ranks (the device limit)");
-      for (std::int64_t r = a; r <= b; ++r) ranks.push_back(r);
+      for (std::int64_t i = 0; i <= b - a; ++i) ranks.push_back(a + i);  // r <= b never ends at b = INT64_MAX
     } else {
       for (auto item : split(ranks_text, ',')) ranks.push_back(parse_int(item, text));
     }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <limits>
 #include <string>
 
 #include "axe/core/error.hpp"
@@ -96,6 +97,28 @@ TEST(Mesh, RankRangeIsBoundedBeforeItIsBuilt) {
   // Exactly the limit is a well-formed range; it is then the wrong length for 2 devices.
   expect_mesh_error("gpu=2:0..1048575", {"1048576 ranks given for 2 devices"});
   EXPECT_EQ(parse_mesh("gpu=2:7..8").ranks(), (std::vector<std::int64_t>{7, 8}));
+}
+
+// Found by the mesh fuzzer (UBSan: signed overflow): ranks near INT64_MAX. find_index computed
+// first + size(), the constructor first + i, to_string r[0] + i and the range loop ran r <= b
+// past INT64_MAX.
+TEST(Mesh, RanksNearInt64MaxDoNotOverflow) {
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  Mesh one = parse_mesh(":9223372036854775807");  // no axes: one device, that rank
+  EXPECT_TRUE(one.contains(max));
+  EXPECT_FALSE(one.contains(0));
+  EXPECT_EQ(one.index_of(max), 0);
+  EXPECT_EQ(to_string(one), ":9223372036854775807");
+
+  Mesh range = parse_mesh("gpu=2:9223372036854775806..9223372036854775807");
+  EXPECT_EQ(range.ranks(), (std::vector<std::int64_t>{max - 1, max}));
+  EXPECT_EQ(range.coord(max), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(to_string(range), "gpu=2:9223372036854775806..9223372036854775807");
+
+  Mesh wrap = parse_mesh("gpu=2:9223372036854775807,0");  // not contiguous
+  EXPECT_EQ(wrap.coord(0), (std::vector<std::int64_t>{1}));
+  EXPECT_FALSE(wrap.contains(1));
+  EXPECT_EQ(parse_mesh(to_string(wrap)), wrap);
 }
 
 }  // namespace
