@@ -17,11 +17,14 @@ Mesh::Mesh(std::vector<std::pair<std::string, std::int64_t>> axes,
     if (std::find(axes_.begin(), axes_.end(), a) != axes_.end())
       fail("mesh: axis '" + name + "' given twice");
     if (size < 1) fail("mesh: axis '" + name + "' has size " + std::to_string(size) + " < 1");
+    // Checked per axis, so the product never overflows.
+    if (size > kMaxMeshDevices / n)
+      fail("mesh: axis '" + name + "' of size " + std::to_string(size) + " makes more than " +
+           std::to_string(kMaxMeshDevices) + " devices (the limit)");
     axes_.push_back(a);
     sizes_.push_back(size);
-    n = checked_mul(n, size, "mesh size");
+    n *= size;
   }
-  if (n > (std::int64_t{1} << 31)) fail("mesh: " + std::to_string(n) + " devices is too many");
   if (ranks.empty()) {
     ranks_.resize(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) ranks_[static_cast<std::size_t>(i)] = i;
@@ -35,7 +38,7 @@ Mesh::Mesh(std::vector<std::pair<std::string, std::int64_t>> axes,
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t r = ranks_[static_cast<std::size_t>(i)];
     if (r < 0) fail("mesh: negative rank " + std::to_string(r));
-    if (r != first_ + i) contiguous_ = false;
+    if (r - first_ != i) contiguous_ = false;  // both >= 0: no overflow (first_ + i could)
   }
   identity_ = contiguous_ && first_ == 0;
   if (!contiguous_) {
@@ -67,7 +70,7 @@ std::int64_t Mesh::axis_size(Axis a) const {
 
 std::optional<std::int64_t> Mesh::find_index(std::int64_t rank) const {
   if (contiguous_) {
-    if (rank >= first_ && rank < first_ + size()) return rank - first_;
+    if (rank >= first_ && rank - first_ < size()) return rank - first_;  // first_ + size() may overflow
     return std::nullopt;
   }
   auto it = index_.find(rank);
@@ -149,7 +152,7 @@ std::string to_string(const Mesh& m) {
     s += ":";
     const auto& r = m.ranks();
     bool contiguous = true;
-    for (std::size_t i = 0; i < r.size(); ++i) contiguous = contiguous && r[i] == r[0] + std::int64_t(i);
+    for (std::size_t i = 0; i < r.size(); ++i) contiguous = contiguous && r[i] - r[0] == std::int64_t(i);
     if (contiguous && r.size() > 1) {
       s += std::to_string(r.front()) + ".." + std::to_string(r.back());
     } else {
@@ -209,7 +212,12 @@ Mesh parse_mesh(std::string_view text) {
       std::int64_t a = parse_int(ranks_text.substr(0, dots), text);
       std::int64_t b = parse_int(ranks_text.substr(dots + 2), text);
       if (b < a) fail("mesh '" + std::string(text) + "': empty rank range");
-      for (std::int64_t r = a; r <= b; ++r) ranks.push_back(r);
+      if (a < 0) fail("mesh '" + std::string(text) + "': negative rank " + std::to_string(a));
+      // Bounded before it is built (a, b >= 0: b - a does not overflow).
+      if (b - a >= kMaxMeshDevices)
+        fail("mesh '" + std::string(text) + "': rank range " + std::to_string(a) + ".." + std::to_string(b) +
+             " has more than " + std::to_string(kMaxMeshDevices) + " ranks (the device limit)");
+      for (std::int64_t i = 0; i <= b - a; ++i) ranks.push_back(a + i);  // r <= b never ends at b = INT64_MAX
     } else {
       for (auto item : split(ranks_text, ',')) ranks.push_back(parse_int(item, text));
     }

@@ -1,5 +1,6 @@
 // The alpha-beta cost model and its text format.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -60,20 +61,40 @@ CostModel CostModel::parse(std::string_view text) {
       std::size_t pos = 0;
       while (pos <= a.size()) {
         auto e = a.find(',', pos);
-        axes.emplace_back(a.substr(pos, e == std::string::npos ? std::string::npos : e - pos));
+        const std::string name = a.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
+        try {
+          axes.emplace_back(name);
+        } catch (const Error& err) {
+          bad(err.what());
+        }
         if (e == std::string::npos) break;
         pos = e + 1;
       }
     }
-    double alpha = 0, gbps = 0;
-    try {
-      alpha = std::stod(w[w.size() - 2]);
-      gbps = std::stod(w[w.size() - 1]);
-    } catch (const std::exception&) {
-      bad("ALPHA_US and GBPS must be numbers");
-    }
+    // The whole word is the number, and it is finite: "nan" would make every cost NaN (the
+    // planner's comparisons then choose arbitrarily), "5x" is a typo.
+    auto number = [&](const std::string& t, const char* name) {
+      double v = 0;
+      std::size_t used = 0;
+      try {
+        v = std::stod(t, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != t.size() || !std::isfinite(v))
+        bad("ALPHA_US and GBPS must be numbers: " + std::string(name) + " '" + t +
+            "' is not a finite, representable number");
+      return v;
+    };
+    const double alpha = number(w[w.size() - 2], "ALPHA_US");
+    const double gbps = number(w[w.size() - 1], "GBPS");
     if (alpha < 0 || gbps <= 0) bad("ALPHA_US must be >= 0 and GBPS > 0");
-    m.set(*kind, {alpha * 1e-6, 1.0 / (gbps * 1e9)}, axes);
+    const CostModel::Coeffs c{alpha * 1e-6, 1.0 / (gbps * 1e9)};
+    // Finite and > 0 in seconds too: GBPS 1e300 would be beta 0 (std::stod already rejects the
+    // denormals, like 1e-320, that would make beta infinite).
+    if (!std::isfinite(c.alpha) || !std::isfinite(c.beta) || !(c.beta > 0))
+      bad("GBPS " + w[w.size() - 1] + " is out of range (beta = 1 / (GBPS * 1e9) s/byte must be finite and > 0)");
+    m.set(*kind, c, axes);
   }
   m.local_beta = m.coeffs(StepKind::LocalCopy, {}).beta;  // a `local` line prices local copies
   return m;

@@ -1,6 +1,8 @@
 // CostModel::parse: lines "KIND [AXIS,AXIS...] ALPHA_US GBPS", '#' comments; errors name the line.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "axe/core/error.hpp"
 #include "axe/plan/plan.hpp"
 
@@ -68,6 +70,47 @@ TEST(CostModelLoad, MissingFileIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/axe-cost.txt"), std::string::npos);
   }
+}
+
+// Throws axe::Error naming the line number, the line and `part`.
+void expect_cost_error(const std::string& text, const std::string& part) {
+  try {
+    CostModel::parse(text);
+    ADD_FAILURE() << "'" << text << "' parsed";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("line 1"), std::string::npos) << what;
+    EXPECT_NE(what.find(part), std::string::npos) << what;
+  }
+}
+
+// Found by the cost-model fuzzer: "nan" passed both `alpha < 0` and `gbps <= 0` (comparisons with
+// NaN are false), so every cost of that kind was NaN and the planner's choice arbitrary.
+// Infinities and numbers followed by junk ("5x": std::stod stops at the x) were accepted too.
+TEST(CostModelParse, NumbersAreWholeAndFinite) {
+  expect_cost_error("all-reduce nan 2", "ALPHA_US 'nan' is not a finite, representable number");
+  expect_cost_error("all-reduce 5 nan", "GBPS 'nan' is not a finite, representable number");
+  expect_cost_error("all-reduce inf 2", "ALPHA_US 'inf' is not a finite, representable number");
+  expect_cost_error("local 0 -inf", "GBPS '-inf' is not a finite, representable number");
+  expect_cost_error("all-gather 5x 100", "ALPHA_US '5x' is not a finite, representable number");
+  expect_cost_error("all-gather 5 100GB", "GBPS '100GB' is not a finite, representable number");
+  expect_cost_error("all-gather 1e999 100", "ALPHA_US '1e999' is not a finite, representable number");  // out of range
+}
+
+// GBPS is finite and > 0, but beta = 1 / (GBPS * 1e9) must be too: 1e300 GB/s is a beta of 0
+// (free traffic). 1e-320 (a denormal, whose beta would be infinite) is not representable.
+TEST(CostModelParse, BetaIsFiniteAndPositive) {
+  expect_cost_error("all-gather 5 1e300", "GBPS 1e300 is out of range");
+  expect_cost_error("all-gather 5 1e-320", "GBPS '1e-320' is not a finite, representable number");
+  // The extremes that still work: 1e-300 GB/s -> beta 1e291 s/B; 1e290 GB/s -> beta 1e-299.
+  EXPECT_DOUBLE_EQ(CostModel::parse("all-gather 5 1e-300").coeffs(StepKind::AllGather, {}).beta, 1e291);
+  EXPECT_DOUBLE_EQ(CostModel::parse("all-gather 5 1e290").coeffs(StepKind::AllGather, {}).beta, 1e-299);
+}
+
+// An axis that is not an identifier ("x,,y", "1x") is the file's error, naming its line.
+TEST(CostModelParse, BadAxisNamesTheLine) {
+  expect_cost_error("send-recv x,,y 20 10", "axis name '' is not an identifier");
+  expect_cost_error("send-recv 1x 20 10", "axis name '1x'");
 }
 
 }  // namespace

@@ -27,11 +27,15 @@
 
 namespace axe {
 
+// The most devices a mesh may have: 2^20 (a mesh stores one rank per device, so "gpu=2147483648"
+// would otherwise allocate 16 GiB from a 15-character text). More is an axe::Error.
+inline constexpr std::int64_t kMaxMeshDevices = std::int64_t{1} << 20;
+
 class Mesh {
  public:
   Mesh() = default;  // no axes, one device, rank 0
-  // Throws axe::Error on an empty, duplicate or `m` axis name, a size < 1, a rank list of the
-  // wrong length, a negative or repeated rank.
+  // Throws axe::Error on an empty, duplicate or `m` axis name, a size < 1, more than
+  // kMaxMeshDevices devices, a rank list of the wrong length, a negative or repeated rank.
   Mesh(std::vector<std::pair<std::string, std::int64_t>> axes,
        std::vector<std::int64_t> ranks = {});
 
@@ -76,7 +80,8 @@ class Mesh {
 // "dp=2,tp=4", followed by ":RANKS" when the ranks are not 0..n-1 in order, where RANKS is a
 // comma list of ranks or a range "a..b" (inclusive): "gpu=4:4..7".
 std::string to_string(const Mesh& m);
-// Parses the text form above. Throws axe::Error naming the text on malformed input.
+// Parses the text form above. Throws axe::Error naming the text on malformed input, and on a
+// rank range that is negative or longer than kMaxMeshDevices (before building it).
 Mesh parse_mesh(std::string_view text);
 
 }  // namespace axe
