@@ -10,14 +10,50 @@
 
 namespace axe {
 
+namespace {
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + ")";
+}
+}  // namespace
+
 HostTensor::HostTensor(std::vector<std::int64_t> s, DType t) : shape(std::move(s)), dtype(t) {
-  data.resize(static_cast<std::size_t>(elements() * size_of(t)));
+  const std::int64_t bytes = checked_mul(elements(), size_of(t),
+                                         "HostTensor of shape " + shape_text(shape) + " " + std::string(to_string(t)) +
+                                             ": its size in bytes");
+  try {
+    data.resize(static_cast<std::size_t>(bytes));
+  } catch (const std::exception& e) {  // std::bad_alloc, std::length_error
+    fail("HostTensor of shape " + shape_text(shape) + " " + std::string(to_string(t)) + ": cannot allocate " +
+         std::to_string(bytes) + " bytes (" + e.what() + ")");
+  }
 }
 
 std::int64_t HostTensor::elements() const {
   std::int64_t n = 1;
-  for (auto e : shape) n = checked_mul(n, e, "HostTensor elements");
+  for (auto e : shape) {
+    if (e < 0) fail("HostTensor of shape " + shape_text(shape) + ": extent " + std::to_string(e) + " is negative");
+    n = checked_mul(n, e, "HostTensor of shape " + shape_text(shape) + ": its number of elements");
+  }
   return n;
+}
+
+const std::byte* HostTensor::element(std::int64_t i, const char* what) const {
+  const std::int64_t n = elements(), es = size_of(dtype);
+  if (i < 0 || i >= n)
+    fail(std::string(what) + ": index " + std::to_string(i) + " outside the " + std::to_string(n) +
+         " elements of shape " + shape_text(shape));
+  if (static_cast<std::int64_t>(data.size()) / es <= i)
+    fail(std::string(what) + ": index " + std::to_string(i) + " outside the data (" + std::to_string(data.size()) +
+         " bytes of " + std::string(to_string(dtype)) + ")");
+  return data.data() + i * es;
+}
+
+double HostTensor::get(std::int64_t i) const { return load_element(dtype, element(i, "HostTensor::get")); }
+
+void HostTensor::set(std::int64_t i, double v) {
+  store_element(dtype, const_cast<std::byte*>(element(i, "HostTensor::set")), v);
 }
 
 void HostTensor::check_as(DType t) const {
@@ -33,12 +69,6 @@ std::string request_text(const PlanRequest& r) {
 std::uint64_t request_fingerprint(const PlanRequest& r) { return fingerprint(request_text(r)); }
 
 namespace {
-
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string t = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
-  return t + ")";
-}
 
 std::int64_t local_count(const DistLayout& l, std::int64_t rank) {
   return l.mesh().contains(rank) ? l.local_elements() : 0;
