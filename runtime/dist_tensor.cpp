@@ -144,6 +144,11 @@ DistTensor DistTensor::empty(const DistLayout& layout, DType dtype, Runtime& rt)
 }
 
 DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<std::byte> local, Runtime& rt) {
+  return wrap_as("DistTensor::wrap", layout, dtype, std::move(local), rt);
+}
+
+DistTensor DistTensor::wrap_as(std::string_view what, const DistLayout& layout, DType dtype,
+                               std::vector<std::byte> local, Runtime& rt) {
   std::string err = check_mesh(layout, rt);
   const std::int64_t want = local_count(layout, rt.rank()) * size_of(dtype);
   if (err.empty() && static_cast<std::int64_t>(local.size()) != want)
@@ -151,8 +156,8 @@ DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<s
           " bytes; layout '" + to_string(layout) + "' with dtype " + std::string(to_string(dtype)) + " needs " +
           std::to_string(want) + " bytes (" + std::to_string(local_count(layout, rt.rank())) + " elements)";
   const std::string text = layout_text(layout, dtype);
-  auto device = device_buffer_before_agreement(rt, err.empty() ? want : 0, "DistTensor::wrap", err);
-  rt.agree("DistTensor::wrap", err, fingerprint(text), text);
+  auto device = device_buffer_before_agreement(rt, err.empty() ? want : 0, what, err);
+  rt.agree(what, err, fingerprint(text), text);
   return DistTensor(rt, layout, dtype, local_buffer(rt, std::move(local), std::move(device)));
 }
 
@@ -249,18 +254,23 @@ DistTensor DistTensor::from_global(const HostTensor& g, const Mesh& mesh, std::s
 }
 
 DistTensor DistTensor::scatter(const HostTensor& g, const DistLayout& layout, int root, Runtime& rt) {
-  std::string err;
-  if (root < 0 || root >= rt.size())
+  // The request every rank must pass alike (only root's data is read).
+  const std::string text = "scatter from root " + std::to_string(root) + " of " + shape_text(g.shape) + " " +
+                           std::string(to_string(g.dtype)) + " to " + to_string(layout);
+  std::string err = check_mesh(layout, rt);
+  if (err.empty() && (root < 0 || root >= rt.size()))
     err = "scatter root " + std::to_string(root) + " outside the world of " + std::to_string(rt.size()) + " ranks";
-  else if (rt.rank() == root && static_cast<std::int64_t>(g.data.size()) != g.elements() * size_of(g.dtype))
+  if (err.empty() && g.shape != layout.shape())
+    err = "global tensor of shape " + shape_text(g.shape) + " for layout '" + to_string(layout) + "'";
+  if (err.empty() && rt.rank() == root && static_cast<std::int64_t>(g.data.size()) != g.elements() * size_of(g.dtype))
     err = "scatter root " + std::to_string(root) + ": global tensor has " + std::to_string(g.data.size()) +
           " bytes, shape " + shape_text(g.shape) + " " + std::string(to_string(g.dtype)) + " needs " +
           std::to_string(g.elements() * size_of(g.dtype));
-  rt.agree("DistTensor::scatter", err);
+  rt.agree("DistTensor::scatter", err, fingerprint(text), text);
   DistLayout src = replicated(g.shape, root_mesh(root));
   std::vector<std::byte> mine;
   if (rt.rank() == root) mine = g.data;
-  DistTensor s = wrap(src, g.dtype, std::move(mine), rt);
+  DistTensor s = wrap_as("DistTensor::scatter", src, g.dtype, std::move(mine), rt);
   return s.redistribute(layout);
 }
 

@@ -243,6 +243,9 @@ class DistTensor {
  private:
   DistTensor(Runtime& rt, DistLayout layout, DType dtype, std::shared_ptr<Buffer> buffer)
       : rt_(&rt), layout_(std::move(layout)), dtype_(dtype), buffer_(std::move(buffer)) {}
+  // wrap by value, its errors naming the operation `what` (wrap, or scatter which wraps root's data).
+  static DistTensor wrap_as(std::string_view what, const DistLayout& layout, DType dtype,
+                            std::vector<std::byte> local, Runtime& rt);
 
   Runtime* rt_ = nullptr;
   DistLayout layout_;
