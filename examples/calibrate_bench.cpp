@@ -22,6 +22,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@
 #include "axe/runtime/calibrate.hpp"
 #include "axe/runtime/dist_tensor.hpp"
 #include "axe/core/error.hpp"
+#include "args.hpp"
 
 namespace {
 
@@ -68,8 +71,8 @@ DistLayout placed(const std::vector<std::int64_t>& shape, const Mesh& m, const s
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  Runtime rt(&argc, &argv);
+// The benchmark on a started runtime; main catches what it throws.
+static int run(Runtime& rt, int argc, char** argv) {
   const bool root = rt.rank() == 0;
   const int p = rt.size();
   const bool host = rt.backend().name() == "host";
@@ -81,9 +84,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc)
-      iters = std::max(1, std::atoi(argv[++i]));
+      iters = static_cast<int>(examples::int_arg("--iters", argv[++i], 1, 1000000));
     else if (a == "--repeats" && i + 1 < argc)
-      reps = std::max(1, std::atoi(argv[++i]));
+      reps = static_cast<int>(examples::int_arg("--repeats", argv[++i], 1, 1000000));
     else if (a == "--sizes" && i + 1 < argc)
       sizes = parse_byte_list(argv[++i], "--sizes");
     else if (a == "--quick")
@@ -235,4 +238,16 @@ int main(int argc, char** argv) {
           differ, faster, gain_sum / differ);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  std::unique_ptr<Runtime> runtime;
+  try {  // start-up errors too (a bad AXE_* value on any rank)
+    runtime = std::make_unique<Runtime>(&argc, &argv);
+    return run(*runtime, argc, argv);
+  } catch (const std::exception& e) {
+    if (runtime) std::fprintf(stderr, "[rank %d] calibrate_bench: %s\n", runtime->rank(), e.what());
+    else std::fprintf(stderr, "calibrate_bench: %s\n", e.what());
+    return 2;
+  }
 }

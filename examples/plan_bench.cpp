@@ -10,22 +10,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
+#include "args.hpp"
 #include "axe/plan/plan.hpp"
 
 using namespace axe;
 using Clock = std::chrono::steady_clock;
 
-int main(int argc, char** argv) {
+// The benchmark; main catches what it throws.
+static int run(int argc, char** argv) {
   long max_ranks = 4096;
   int reps = 25;
   std::string only;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = static_cast<int>(examples::int_arg("--reps", argv[++i], 1, 1000000));
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else max_ranks = std::atol(argv[i]);
+    else max_ranks = static_cast<long>(examples::int_arg("max_ranks", argv[i], 1, 1 << 20));
   }
   struct Case {
     const char* name;
@@ -91,4 +94,13 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "plan_bench: %s\n", e.what());
+    return 2;
+  }
 }

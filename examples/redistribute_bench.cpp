@@ -19,13 +19,16 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <exception>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "axe/core/bytes.hpp"
 #include "axe/runtime/dist_tensor.hpp"
 #include "axe/core/error.hpp"
+#include "args.hpp"
 
 namespace {
 
@@ -56,9 +59,11 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   using namespace axe;
-  Runtime rt(&argc, &argv);
   int rc = 0;
-  try {
+  std::unique_ptr<Runtime> runtime;
+  try {  // start-up errors too (a bad AXE_* value on any rank)
+    runtime = std::make_unique<Runtime>(&argc, &argv);
+    Runtime& rt = *runtime;
     std::vector<std::string> sizes{"1M", "16M"}, dtypes{"f32", "bf16"};
     int iters = 50, warmup = 5;
     std::string json;
@@ -70,12 +75,11 @@ int main(int argc, char** argv) {
       };
       if (a == "--sizes") sizes = split(value());
       else if (a == "--dtypes") dtypes = split(value());
-      else if (a == "--iters") iters = std::stoi(value());
-      else if (a == "--warmup") warmup = std::stoi(value());
+      else if (a == "--iters") iters = static_cast<int>(examples::int_arg("--iters", value(), 1, 1000000));
+      else if (a == "--warmup") warmup = static_cast<int>(examples::int_arg("--warmup", value(), 1, 1000000));
       else if (a == "--json") json = value();
       else fail("redistribute_bench: unknown argument '" + a + "'");
     }
-    if (iters < 1 || warmup < 1) fail("redistribute_bench: --iters and --warmup must be >= 1");
     const AxisPlacement S0 = Shard(0), S1 = Shard(1), R = Replicate(), P = Partial();
     std::vector<Transition> transitions = {
         {"S0->R", {S0}, {R}},   {"S1->R", {S1}, {R}},  {"S0->S1", {S0}, {S1}},
@@ -146,8 +150,9 @@ int main(int argc, char** argv) {
         << rows << "\n]}\n";
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "redistribute_bench rank %d: %s\n", rt.rank(), e.what());
-    rc = 1;
+    if (runtime) std::fprintf(stderr, "[rank %d] redistribute_bench: %s\n", runtime->rank(), e.what());
+    else std::fprintf(stderr, "redistribute_bench: %s\n", e.what());
+    rc = 2;
   }
   return rc;
 }

@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
     if (rt.rank() == 0) std::printf(mismatches ? "FAILED: %d mismatches\n" : "all %d elements verified at every step\n",
                                     mismatches ? mismatches : static_cast<int>(x.elements()));
     status = mismatches ? 1 : 0;
-  } catch (const std::exception& e) {  // start-up errors too: the Runtime then finalized MPI
+  } catch (const std::exception& e) {  // start-up errors too (a bad AXE_* value on any rank)
     if (runtime) std::fprintf(stderr, "[rank %d] reshard: %s\n", runtime->rank(), e.what());
     else std::fprintf(stderr, "reshard: %s\n", e.what());
     status = 2;

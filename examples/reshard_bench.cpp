@@ -58,6 +58,7 @@
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
 #include "axe/core/error.hpp"
+#include "args.hpp"
 #include "axe/plan/plan.hpp"
 
 using namespace axe;
@@ -246,6 +247,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int rc = 0;
+  bool running = false;  // past the arguments (which every rank reads alike)
   try {
     std::vector<std::int64_t> sizes{1 << 20, 16 << 20, 256 << 20, std::int64_t{1} << 30};
     std::vector<DType> dtypes{DType::F32, DType::BF16};
@@ -268,9 +270,9 @@ int main(int argc, char** argv) {
       } else if (a == "--transitions") {
         filter = split(next());
       } else if (a == "--iters") {
-        iters = std::atoi(next().c_str());
+        iters = static_cast<int>(examples::int_arg("--iters", next(), 1, 1000000));
       } else if (a == "--warmup") {
-        warmup = std::atoi(next().c_str());
+        warmup = static_cast<int>(examples::int_arg("--warmup", next(), 1, 1000000));
       } else if (a == "--json") {
         json = next();
       } else if (a == "--list") {
@@ -287,7 +289,6 @@ int main(int argc, char** argv) {
         fail("reshard_bench: unknown argument '" + a + "' (see --help)");
       }
     }
-    if (iters < 1 || warmup < 1) fail("reshard_bench: --iters and --warmup must be >= 1");
     const auto all = transitions();
     for (const auto& f : filter)
       if (std::none_of(all.begin(), all.end(), [&](const Transition& t) { return t.name == f; }))
@@ -299,6 +300,7 @@ int main(int argc, char** argv) {
       MPI_Finalize();
       return 0;
     }
+    running = true;
 
     const Mesh mesh1 = parse_mesh("gpu=" + std::to_string(size));
     const Mesh mesh2 = parse_mesh("x=2,y=2");
@@ -648,10 +650,12 @@ int main(int argc, char** argv) {
     AXE_CUDA_CHECK(cudaEventDestroy(e1));
     AXE_CUDA_CHECK(cudaStreamDestroy(stream));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "reshard_bench rank %d: %s\n", rank, e.what());
+    std::fprintf(stderr, "[rank %d] reshard_bench: %s\n", rank, e.what());
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    rc = 1;
+    // A bad argument fails every rank alike: finalize and exit 2. Later a peer may be stuck in
+    // NCCL or MPI: end the job.
+    if (running) MPI_Abort(MPI_COMM_WORLD, 1);
+    rc = 2;
   }
   MPI_Finalize();
   return rc;

@@ -17,6 +17,8 @@
 #include <cmath>
 #include <cstring>
 #include <cstdio>
+#include <exception>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -76,9 +78,11 @@ Mat as_mat(const axe::DistTensor& t) { return t.to_host_as<double>(); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  axe::Runtime rt(&argc, &argv);
   int status = 0;
-  try {
+  std::unique_ptr<axe::Runtime> runtime;
+  try {  // start-up errors too (a bad AXE_* value on any rank)
+    runtime = std::make_unique<axe::Runtime>(&argc, &argv);
+    axe::Runtime& rt = *runtime;
     std::string mesh_text = rt.size() >= 4 ? "dp=2,tp=2" : "dp=1,tp=" + std::to_string(rt.size());
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -166,8 +170,9 @@ int main(int argc, char** argv) {
                   axe::to_string(mesh).c_str(), static_cast<long long>(B), static_cast<long long>(Din),
                   static_cast<long long>(H), static_cast<long long>(Dout), loss, ref.loss, worst, ok ? "ok" : "MISMATCH");
     status = ok ? 0 : 1;
-  } catch (const axe::Error& e) {
-    std::fprintf(stderr, "[rank %d] tp_mlp: %s\n", rt.rank(), e.what());
+  } catch (const std::exception& e) {
+    if (runtime) std::fprintf(stderr, "[rank %d] tp_mlp: %s\n", runtime->rank(), e.what());
+    else std::fprintf(stderr, "tp_mlp: %s\n", e.what());
     status = 2;
   }
   return status;

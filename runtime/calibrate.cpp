@@ -359,18 +359,24 @@ std::pair<int, std::string> read_on_root(Runtime& rt, const std::string& path) {
   std::string text;
   if (rt.rank() == 0) {
     std::error_code ec;
-    if (std::filesystem::exists(path, ec)) {
+    const auto st = std::filesystem::status(path, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+      // A directory opens as an empty stream: it would load as an empty model.
+      text = "cost model file '" + path + "' is " +
+             (std::filesystem::is_directory(st) ? "a directory" : "not a regular file") + ", not a file (rank 0)";
+      head[0] = 2;
+    } else if (std::filesystem::exists(st)) {
       std::ifstream f(path, std::ios::binary);
-      if (f) {
-        std::stringstream ss;
-        ss << f.rdbuf();
+      std::stringstream ss;
+      if (f) ss << f.rdbuf();
+      if (f && !f.bad()) {
         text = ss.str();
         head[0] = 1;
       } else {
         text = "cannot read cost model file '" + path + "' (rank 0)";
         head[0] = 2;
       }
-    } else if (ec) {
+    } else if (ec && ec != std::errc::no_such_file_or_directory) {
       text = "cannot access cost model file '" + path + "': " + ec.message();
       head[0] = 2;
     }

@@ -10,14 +10,50 @@
 
 namespace axe {
 
+namespace {
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + ")";
+}
+}  // namespace
+
 HostTensor::HostTensor(std::vector<std::int64_t> s, DType t) : shape(std::move(s)), dtype(t) {
-  data.resize(static_cast<std::size_t>(elements() * size_of(t)));
+  const std::int64_t bytes = checked_mul(elements(), size_of(t),
+                                         "HostTensor of shape " + shape_text(shape) + " " + std::string(to_string(t)) +
+                                             ": its size in bytes");
+  try {
+    data.resize(static_cast<std::size_t>(bytes));
+  } catch (const std::exception& e) {  // std::bad_alloc, std::length_error
+    fail("HostTensor of shape " + shape_text(shape) + " " + std::string(to_string(t)) + ": cannot allocate " +
+         std::to_string(bytes) + " bytes (" + e.what() + ")");
+  }
 }
 
 std::int64_t HostTensor::elements() const {
   std::int64_t n = 1;
-  for (auto e : shape) n = checked_mul(n, e, "HostTensor elements");
+  for (auto e : shape) {
+    if (e < 0) fail("HostTensor of shape " + shape_text(shape) + ": extent " + std::to_string(e) + " is negative");
+    n = checked_mul(n, e, "HostTensor of shape " + shape_text(shape) + ": its number of elements");
+  }
   return n;
+}
+
+const std::byte* HostTensor::element(std::int64_t i, const char* what) const {
+  const std::int64_t n = elements(), es = size_of(dtype);
+  if (i < 0 || i >= n)
+    fail(std::string(what) + ": index " + std::to_string(i) + " outside the " + std::to_string(n) +
+         " elements of shape " + shape_text(shape));
+  if (static_cast<std::int64_t>(data.size()) / es <= i)
+    fail(std::string(what) + ": index " + std::to_string(i) + " outside the data (" + std::to_string(data.size()) +
+         " bytes of " + std::string(to_string(dtype)) + ")");
+  return data.data() + i * es;
+}
+
+double HostTensor::get(std::int64_t i) const { return load_element(dtype, element(i, "HostTensor::get")); }
+
+void HostTensor::set(std::int64_t i, double v) {
+  store_element(dtype, const_cast<std::byte*>(element(i, "HostTensor::set")), v);
 }
 
 void HostTensor::check_as(DType t) const {
@@ -33,12 +69,6 @@ std::string request_text(const PlanRequest& r) {
 std::uint64_t request_fingerprint(const PlanRequest& r) { return fingerprint(request_text(r)); }
 
 namespace {
-
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string t = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
-  return t + ")";
-}
 
 std::int64_t local_count(const DistLayout& l, std::int64_t rank) {
   return l.mesh().contains(rank) ? l.local_elements() : 0;
@@ -114,6 +144,11 @@ DistTensor DistTensor::empty(const DistLayout& layout, DType dtype, Runtime& rt)
 }
 
 DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<std::byte> local, Runtime& rt) {
+  return wrap_as("DistTensor::wrap", layout, dtype, std::move(local), rt);
+}
+
+DistTensor DistTensor::wrap_as(std::string_view what, const DistLayout& layout, DType dtype,
+                               std::vector<std::byte> local, Runtime& rt) {
   std::string err = check_mesh(layout, rt);
   const std::int64_t want = local_count(layout, rt.rank()) * size_of(dtype);
   if (err.empty() && static_cast<std::int64_t>(local.size()) != want)
@@ -121,8 +156,8 @@ DistTensor DistTensor::wrap(const DistLayout& layout, DType dtype, std::vector<s
           " bytes; layout '" + to_string(layout) + "' with dtype " + std::string(to_string(dtype)) + " needs " +
           std::to_string(want) + " bytes (" + std::to_string(local_count(layout, rt.rank())) + " elements)";
   const std::string text = layout_text(layout, dtype);
-  auto device = device_buffer_before_agreement(rt, err.empty() ? want : 0, "DistTensor::wrap", err);
-  rt.agree("DistTensor::wrap", err, fingerprint(text), text);
+  auto device = device_buffer_before_agreement(rt, err.empty() ? want : 0, what, err);
+  rt.agree(what, err, fingerprint(text), text);
   return DistTensor(rt, layout, dtype, local_buffer(rt, std::move(local), std::move(device)));
 }
 
@@ -219,18 +254,23 @@ DistTensor DistTensor::from_global(const HostTensor& g, const Mesh& mesh, std::s
 }
 
 DistTensor DistTensor::scatter(const HostTensor& g, const DistLayout& layout, int root, Runtime& rt) {
-  std::string err;
-  if (root < 0 || root >= rt.size())
+  // The request every rank must pass alike (only root's data is read).
+  const std::string text = "scatter from root " + std::to_string(root) + " of " + shape_text(g.shape) + " " +
+                           std::string(to_string(g.dtype)) + " to " + to_string(layout);
+  std::string err = check_mesh(layout, rt);
+  if (err.empty() && (root < 0 || root >= rt.size()))
     err = "scatter root " + std::to_string(root) + " outside the world of " + std::to_string(rt.size()) + " ranks";
-  else if (rt.rank() == root && static_cast<std::int64_t>(g.data.size()) != g.elements() * size_of(g.dtype))
+  if (err.empty() && g.shape != layout.shape())
+    err = "global tensor of shape " + shape_text(g.shape) + " for layout '" + to_string(layout) + "'";
+  if (err.empty() && rt.rank() == root && static_cast<std::int64_t>(g.data.size()) != g.elements() * size_of(g.dtype))
     err = "scatter root " + std::to_string(root) + ": global tensor has " + std::to_string(g.data.size()) +
           " bytes, shape " + shape_text(g.shape) + " " + std::string(to_string(g.dtype)) + " needs " +
           std::to_string(g.elements() * size_of(g.dtype));
-  rt.agree("DistTensor::scatter", err);
+  rt.agree("DistTensor::scatter", err, fingerprint(text), text);
   DistLayout src = replicated(g.shape, root_mesh(root));
   std::vector<std::byte> mine;
   if (rt.rank() == root) mine = g.data;
-  DistTensor s = wrap(src, g.dtype, std::move(mine), rt);
+  DistTensor s = wrap_as("DistTensor::scatter", src, g.dtype, std::move(mine), rt);
   return s.redistribute(layout);
 }
 

@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
+#include "axe/core/backoff.hpp"
 #include "axe/core/error.hpp"
 #include "axe/runtime/mpi_transport.hpp"
 
@@ -88,6 +92,126 @@ int local_rank_env(const char* name) {
     fail(std::string(name) + "='" + *v + "' is not a local rank (expected an integer in 0..1048576)");
   return static_cast<int>(x);
 }
+
+// AXE_TIMEOUT_S's declared default, in seconds.
+double default_timeout_s() {
+  return std::strtod(std::string(tunable_info("AXE_TIMEOUT_S").default_value).c_str(), nullptr);
+}
+
+// "rank R: " + message, unless the message already starts so (transport errors name their rank).
+std::string with_rank(int rank, const std::string& message) {
+  const std::string prefix = "rank " + std::to_string(rank) + ": ";
+  return message.rfind(prefix, 0) == 0 ? message : prefix + message;
+}
+
+// The backend named `want` ("" or "auto": cuda where available, else host); throws naming it.
+BackendEntry choose_backend(const std::string& want, int rank) {
+  register_builtin();
+  std::lock_guard<std::mutex> g(registry_mu);
+  auto& reg = registry();
+  if (want.empty() || want == "auto") {
+    auto it = reg.find("cuda");
+    return it != reg.end() && it->second.available() ? it->second : reg.at("host");
+  }
+  if (auto it = reg.find(want); it != reg.end()) {
+    if (!it->second.available())
+      fail("AXE_BACKEND=" + want + ": the backend is built in but cannot run here (no device visible to rank " +
+           std::to_string(rank) + ")");
+    return it->second;
+  }
+  if (want == "cuda")
+    fail("AXE_BACKEND=cuda: this build of axe has no CUDA backend (configured without a CUDA toolkit); "
+         "use AXE_BACKEND=host");
+  std::string names;
+  for (const auto& [k, e] : reg) names += (names.empty() ? "" : ", ") + k;
+  fail("AXE_BACKEND='" + want + "' is not a backend; known: " + names);
+}
+
+// MPI_Finalize at exit (once), unless the program finalized MPI itself.
+void finalize_mpi_at_exit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::atexit([] {
+      int initialized = 0, finalized = 0;
+      MPI_Initialized(&initialized);
+      MPI_Finalized(&finalized);
+      if (initialized && !finalized) MPI_Finalize();
+    });
+  });
+}
+
+// Waits for `req` until `timeout_s` has passed; false on expiry (the request is abandoned).
+bool wait_bounded(MPI_Request& req, double timeout_s) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration<double>(timeout_s);
+  Backoff backoff;
+  while (true) {
+    int done = 0;
+    AXE_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return true;
+    if (clock::now() > deadline) return false;
+    backoff.pause();
+  }
+}
+
+// The first agreement of a Runtime, on MPI_COMM_WORLD, before any blocking collective: every rank
+// passes its start-up error ("" when fine). When any rank has one, every rank throws the same
+// axe::Error naming the failing ranks and their messages (ranks with the same message grouped):
+//   axe start-up failed on 1 of 4 ranks: rank 1: AXE_TIMEOUT_S='abc' is not a number of seconds (...)
+// Each wait is bounded by timeout_s; on expiry `abandoned` is set (MPI cannot be finalized) and
+// this rank throws a timeout error.
+void startup_agreement(int rank, int size, double timeout_s, const std::string& local_error, bool& abandoned) {
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%g", timeout_s);
+  auto wait = [&](MPI_Request& req) {
+    if (wait_bounded(req, timeout_s)) return;
+    abandoned = true;
+    fail("rank " + std::to_string(rank) + ": start-up agreement (axe::Runtime) timed out after " + secs +
+         " s (AXE_TIMEOUT_S); a peer exited, failed or is stuck before constructing its axe::Runtime" +
+         (local_error.empty() ? "" : "; this rank's own start-up error: " + local_error));
+  };
+  std::int64_t failing = local_error.empty() ? 0 : 1;
+  MPI_Request req;
+  AXE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &failing, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD, &req));
+  wait(req);
+  if (failing == 0) return;
+  // Only on failure: every rank's message (at most 1000 characters each).
+  const std::string mine = local_error.substr(0, 1000);
+  int len = static_cast<int>(mine.size());
+  const auto n = static_cast<std::size_t>(size);
+  std::vector<int> lens(n), displs(n);
+  AXE_MPI_CHECK(MPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD, &req));
+  wait(req);
+  int total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    displs[i] = total;
+    total += lens[i];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  AXE_MPI_CHECK(MPI_Iallgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
+                                MPI_COMM_WORLD, &req));
+  wait(req);
+  // The failing ranks grouped by message, in order of their lowest rank.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (lens[r] == 0) continue;
+    std::string m = all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(lens[r]));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == m; });
+    if (it == groups.end()) groups.push_back({std::move(m), {static_cast<int>(r)}});
+    else it->second.push_back(static_cast<int>(r));
+  }
+  auto ranks_text = [](const std::vector<int>& v) {
+    std::string s = v.size() == 1 ? "rank " : "ranks ";
+    for (std::size_t i = 0; i < v.size() && i < 16; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    if (v.size() > 16) s += ",...";
+    return s;
+  };
+  std::string msg = "axe start-up failed on " + std::to_string(failing) + " of " + std::to_string(size) + " ranks: ";
+  for (std::size_t i = 0; i < groups.size() && i < 4; ++i)
+    msg += (i ? "; " : "") + ranks_text(groups[i].second) + ": " + groups[i].first;
+  if (groups.size() > 4) msg += "; and " + std::to_string(groups.size() - 4) + " other messages";
+  fail(msg);
+}
 }  // namespace
 
 std::shared_ptr<Buffer> Backend::wrap_memory(void*, std::size_t) {
@@ -119,46 +243,39 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
     AXE_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
     owns_mpi_ = true;
   }
+  bool abandoned = false;  // a start-up wait timed out: MPI cannot be finalized
   try {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    timeout_s_ = options.timeout_s > 0 ? options.timeout_s : tunable_seconds("AXE_TIMEOUT_S");
+    // Everything one rank alone can fail on (the environment, the launcher's local rank, the
+    // backend's name) is checked before the first collective, and the ranks agree on the outcome
+    // in a bounded wait: a rank that failed here and went to MPI_Finalize would otherwise leave
+    // the others in the unbounded MPI_Comm_split_type below.
+    std::string local_error;
+    int lr = options.local_rank;
+    BackendEntry chosen;
+    try {
+      check_tunables();
+      timeout_s_ = options.timeout_s > 0 ? options.timeout_s : tunable_seconds("AXE_TIMEOUT_S");
+      if (lr < 0) lr = local_rank_env("OMPI_COMM_WORLD_LOCAL_RANK");
+      if (lr < 0) lr = local_rank_env("SLURM_LOCALID");
+      if (lr < 0 && tunable_set("AXE_LOCAL_RANK")) lr = static_cast<int>(tunable_int("AXE_LOCAL_RANK"));
+      chosen = choose_backend(options.backend.empty() ? tunable("AXE_BACKEND") : options.backend, rank_);
+    } catch (const std::exception& e) {
+      local_error = e.what();
+      // This first agreement is bounded by the default timeout when this rank's own is the bad value.
+      if (!(timeout_s_ > 0)) timeout_s_ = default_timeout_s();
+    }
+    startup_agreement(rank_, size_, timeout_s_, local_error, abandoned);
     // Local size from a shared-memory split; local rank from the launcher when it says so.
     MPI_Comm node;
     AXE_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
     MPI_Comm_rank(node, &local_rank_);
     MPI_Comm_size(node, &local_size_);
     MPI_Comm_free(&node);
-    int lr = options.local_rank;
-    if (lr < 0) lr = local_rank_env("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (lr < 0) lr = local_rank_env("SLURM_LOCALID");
-    if (lr < 0 && tunable_set("AXE_LOCAL_RANK")) lr = static_cast<int>(tunable_int("AXE_LOCAL_RANK"));
     if (lr >= 0) local_rank_ = lr;
     transport_ = std::make_unique<MpiTransport>(MPI_COMM_WORLD, timeout_s_);
 
-    register_builtin();
-    std::string want = options.backend.empty() ? tunable("AXE_BACKEND") : options.backend;
-    BackendEntry chosen;
-    {
-      std::lock_guard<std::mutex> g(registry_mu);
-      auto& reg = registry();
-      if (want.empty() || want == "auto") {
-        auto it = reg.find("cuda");
-        chosen = it != reg.end() && it->second.available() ? it->second : reg.at("host");
-      } else if (auto it = reg.find(want); it != reg.end()) {
-        if (!it->second.available())
-          fail("AXE_BACKEND=" + want + ": the backend is built in but cannot run here (no device visible to rank " +
-               std::to_string(rank_) + ")");
-        chosen = it->second;
-      } else if (want == "cuda") {
-        fail("AXE_BACKEND=cuda: this build of axe has no CUDA backend (configured without a CUDA toolkit); "
-             "use AXE_BACKEND=host");
-      } else {
-        std::string names;
-        for (const auto& [k, e] : reg) names += (names.empty() ? "" : ", ") + k;
-        fail("AXE_BACKEND='" + want + "' is not a backend; known: " + names);
-      }
-    }
     previous_ = g_current;
     g_current = this;
     backend_ = chosen.make(*this);
@@ -167,19 +284,23 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
     if (g_current == this) g_current = previous_;
     // A start-up step that timed out on a peer (the calibration communicates) leaves MPI unable
     // to finalize: end the job as ~Runtime does, after saying why.
-    const bool bad = failed();
+    const bool bad = failed() || abandoned;
     if (owns_mpi_ && bad) {
       try {
         throw;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "axe: rank %d: %s\n", rank_, e.what());
+        std::fprintf(stderr, "axe: %s\n", with_rank(rank_, e.what()).c_str());
       } catch (...) {
       }
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     backend_.reset();
     transport_.reset();
-    if (owns_mpi_) MPI_Finalize();
+    // Every rank throws this error alike; MPI is finalized at exit, not here. Finalizing now would
+    // let one rank exit (non-zero) while another is still on its way to report the error, and
+    // mpirun ends the job at the first non-zero exit: MPI_Finalize's fence at exit comes after
+    // every rank's report.
+    if (owns_mpi_) finalize_mpi_at_exit();
     throw;
   }
 }

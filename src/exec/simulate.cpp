@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <thread>
@@ -178,16 +179,76 @@ SimulationResult simulate(const Plan& plan) {
   return res;
 }
 
+namespace {
+// The op over terms, in term order (avg: their mean).
+double reduce_terms(ReduceOp op, const std::vector<double>& v) {
+  double acc = v.front();
+  for (std::size_t k = 1; k < v.size(); ++k) {
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Avg: acc += v[k]; break;
+      case ReduceOp::Prod: acc *= v[k]; break;
+      case ReduceOp::Max: acc = std::max(acc, v[k]); break;
+      case ReduceOp::Min: acc = std::min(acc, v[k]); break;
+    }
+  }
+  return op == ReduceOp::Avg ? acc / static_cast<double>(v.size()) : acc;
+}
+
+std::string number(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+}  // namespace
+
 std::string verify(const PlanRequest& request, const SimulationResult& r) {
   auto ref = reference_destination(request.from, request.to);
   for (const auto& [rank, want] : ref) {
     auto it = r.destination.find(rank);
     if (it == r.destination.end()) return "rank " + std::to_string(rank) + ": no destination buffer";
-    const auto& got = it->second;
-    if (got.size() != want.size())
-      return "rank " + std::to_string(rank) + ": buffer has " + std::to_string(got.size()) + " elements, expected " +
-             std::to_string(want.size());
+    if (it->second.size() != want.size())
+      return "rank " + std::to_string(rank) + ": buffer has " + std::to_string(it->second.size()) +
+             " elements, expected " + std::to_string(want.size());
+  }
+  // A partial destination holds each element as terms that only have to reduce to it (any split
+  // of the value over the terms is correct): those slots are checked by reducing, per element and
+  // replica, the terms the destination holds. Every other slot (no terms, padding) must equal the
+  // reference exactly.
+  std::map<std::int64_t, std::vector<char>> reduced;  // rank -> slots checked by reduction
+  const ReduceOp op = request.to.layout().reduce_op();
+  std::string err;
+  if (internal::make_side(request.to).terms > 1) {
+    for (const auto& [rank, want] : ref) reduced[rank].assign(want.size(), 0);
+    std::vector<double> terms;
+    std::vector<std::pair<std::int64_t, std::int64_t>> where;  // (rank, slot) of each term
+    for_each_slot(request.to, [&](std::int64_t x, std::int64_t rank, std::int64_t mem, std::int64_t t, std::int64_t T) {
+      const auto& got = r.destination.at(rank);
+      terms.push_back(got[static_cast<std::size_t>(mem)]);
+      where.emplace_back(rank, mem);
+      reduced[rank][static_cast<std::size_t>(mem)] = 1;
+      if (t + 1 < T) return;
+      const double v = reduce_terms(op, terms), want = static_cast<double>(x);
+      // Exact for sum/max/min/prod (small integers); avg divides, so it may round.
+      const bool ok = op == ReduceOp::Avg ? std::abs(v - want) <= 1e-9 * std::max(1.0, std::abs(want)) : v == want;
+      if (!ok && err.empty()) {
+        err = "element " + std::to_string(x) + ": its " + std::to_string(T) + " " + std::string(to_string(op)) +
+              " terms (";
+        for (std::size_t k = 0; k < terms.size(); ++k)
+          err += (k ? ", " : "") + number(terms[k]) + " at rank " + std::to_string(where[k].first) + " slot " +
+                 std::to_string(where[k].second);
+        err += ") reduce to " + number(v) + ", expected " + number(want);
+      }
+      terms.clear();
+      where.clear();
+    });
+  }
+  if (!err.empty()) return err;
+  for (const auto& [rank, want] : ref) {
+    const auto& got = r.destination.at(rank);
+    const auto red = reduced.find(rank);
     for (std::size_t i = 0; i < want.size(); ++i) {
+      if (red != reduced.end() && red->second[i]) continue;
       bool same = (std::isnan(want[i]) && std::isnan(got[i])) || want[i] == got[i];
       if (!same)
         return "rank " + std::to_string(rank) + " slot " + std::to_string(i) + ": expected " + std::to_string(want[i]) +

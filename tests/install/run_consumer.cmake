@@ -6,8 +6,18 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${AXE_BINARY_DIR} --prefix ${
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
+# The consumer builds with axe's compiler and sanitizer flags (AXE_SANITIZE): a sanitized static
+# axe::axe only links into a program built with the same sanitizers.
+set(flags "")
+if(AXE_CXX_COMPILER)
+  list(APPEND flags -DCMAKE_CXX_COMPILER=${AXE_CXX_COMPILER})
+endif()
+if(AXE_SANITIZE_FLAGS)
+  string(REPLACE ";" " " sanitize "${AXE_SANITIZE_FLAGS}")
+  list(APPEND flags "-DCMAKE_CXX_FLAGS=$ENV{CXXFLAGS} ${sanitize}" "-DCMAKE_EXE_LINKER_FLAGS=${sanitize}")
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${AXE_SOURCE_DIR}/tests/install/consumer
-  -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+  -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix ${flags} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer failed: ${rc}")
 endif()

@@ -173,5 +173,18 @@ TEST_F(CalibrateStart, MissingCostModelFile_AndBothSettings_AreErrors) {
   EXPECT_NE(start_error(o).find("both set"), std::string::npos);
 }
 
+// A directory is not a model: it opened as an empty stream and loaded an empty model silently.
+TEST_F(CalibrateStart, DirectoryAsCostModelOrCalibration_IsAnErrorNamingIt) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  RuntimeOptions o;
+  o.cost_model_file = dir;
+  std::string e = start_error(o);
+  EXPECT_NE(e.find("cost model file '" + dir + "' is a directory"), std::string::npos) << e;
+  RuntimeOptions c = opts_;
+  c.calibrate_file = dir;
+  e = start_error(c);
+  EXPECT_NE(e.find("AXE_CALIBRATE: cost model file '" + dir + "' is a directory"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace axe

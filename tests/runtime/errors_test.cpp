@@ -94,6 +94,26 @@ TEST(Errors, BadScatterInputFailsOnEveryRank) {
   EXPECT_NE(e.find("outside the world"), std::string::npos) << e;
 }
 
+// Ranks that pass different scatter requests (another root, shape or dtype) get the scatter's
+// own agreement error, naming DistTensor::scatter and this rank's request, not the wrap inside it.
+TEST(Errors, ScatterDisagreementNamesScatter) {
+  AXE_SKIP_IF_WORLD_SMALLER(2);
+  Mesh m = world();
+  const int root = rt().rank() == 1 ? 1 : 0;
+  std::string e = error_of([&] { (void)DistTensor::scatter(HostTensor({8, 4}, DType::F32), s0(m), root); });
+  EXPECT_NE(e.find("DistTensor::scatter: the ranks disagree"), std::string::npos) << e;
+  EXPECT_NE(e.find("scatter from root " + std::to_string(root) + " of (8,4) f32"), std::string::npos) << e;
+  EXPECT_EQ(e.find("DistTensor::wrap"), std::string::npos) << e;
+  const DType dt = rt().rank() == 1 ? DType::F64 : DType::F32;
+  e = error_of([&] { (void)DistTensor::scatter(HostTensor({8, 4}, dt), s0(m), 0); });
+  EXPECT_NE(e.find("DistTensor::scatter: the ranks disagree"), std::string::npos) << e;
+  // A global shape that is not the layout's: named on every rank.
+  e = error_of([&] { (void)DistTensor::scatter(HostTensor({4, 8}, DType::F32), s0(m), 0); });
+  EXPECT_NE(e.find("DistTensor::scatter: global tensor of shape (4,8)"), std::string::npos) << e;
+  // Still usable.
+  EXPECT_EQ(test::check_redistribute(s0(m), shard({8, 4}, m, {Replicate()}), DType::F64), "");
+}
+
 // The CUDA backend registers itself (a static initializer that axe::runtime keeps in the link):
 // a program that links axe::runtime sees "cuda" exactly when the backend was built.
 TEST(Runtime, BackendsBuiltInAreRegistered) {

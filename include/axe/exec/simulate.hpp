@@ -33,9 +33,12 @@ struct SimulationResult {
 // Runs plan on every rank (threads) with float64 buffers; throws axe::Error if a rank fails.
 SimulationResult simulate(const Plan& plan);
 
-// Checks every destination buffer against the destination layout applied to the global tensor
-// (replicas equal x; partial destinations reduce to x; padding NaN). Returns "" when correct,
-// else the first mismatch (rank, memory slot, expected, got).
+// Checks every destination buffer against the destination layout applied to the global tensor.
+// Replicas equal x and padding is NaN, exactly. A partial destination only has to hold terms that
+// reduce to x: for every element and replica, the op over the terms the destination holds must
+// equal x (exactly; avg within 1e-9 relative), whichever term holds which part — P,R -> R,P on
+// x=2,y=2 may move element 0's sum terms -1, 1 to hold 0, 0. Returns "" when correct, else the
+// first mismatch (rank, memory slot, expected, got; or the element, its terms and their reduction).
 std::string verify(const PlanRequest& request, const SimulationResult& r);
 
 // Brute-force reference: element by element, every destination slot from the global tensor.

@@ -67,20 +67,27 @@ struct HostTensor {
   std::vector<std::byte> data;
 
   HostTensor() = default;
-  HostTensor(std::vector<std::int64_t> s, DType t);  // zero-filled
+  // Zero-filled. Throws axe::Error naming the shape when an extent is negative, when the number
+  // of elements or of bytes overflows 64 bits, or when the bytes cannot be allocated:
+  // HostTensor({1 << 40, 1 << 22}, DType::F64) (2^62 elements, 2^65 bytes) and HostTensor({-4, 6})
+  // both throw.
+  HostTensor(std::vector<std::int64_t> s, DType t);
   template <class T>
   static HostTensor of(std::vector<std::int64_t> s, std::span<const T> values) {
     HostTensor h(std::move(s), dtype_of<T>());
     if (static_cast<std::int64_t>(values.size()) != h.elements())
       fail("HostTensor::of: " + std::to_string(values.size()) + " values for " + std::to_string(h.elements()) +
            " elements");
-    std::memcpy(h.data.data(), values.data(), h.data.size());
+    if (!h.data.empty()) std::memcpy(h.data.data(), values.data(), h.data.size());
     return h;
   }
+  // The product of the extents; throws axe::Error on a negative extent or a 64-bit overflow.
   std::int64_t elements() const;
   bool has_data() const { return !data.empty() || elements() == 0; }
-  double get(std::int64_t i) const { return load_element(dtype, data.data() + i * size_of(dtype)); }
-  void set(std::int64_t i, double v) { store_element(dtype, data.data() + i * size_of(dtype), v); }
+  // Element i (row-major) as double, and back. Throws axe::Error naming the index and the size
+  // when i is outside [0, elements()) or outside the data.
+  double get(std::int64_t i) const;
+  void set(std::int64_t i, double v);
   template <class T>
   std::span<T> as() {
     check_as(dtype_of<T>());
@@ -94,6 +101,7 @@ struct HostTensor {
 
  private:
   void check_as(DType t) const;
+  const std::byte* element(std::int64_t i, const char* what) const;
 };
 
 // This rank's shard: its bytes (host backend) and what they hold.
@@ -235,6 +243,9 @@ class DistTensor {
  private:
   DistTensor(Runtime& rt, DistLayout layout, DType dtype, std::shared_ptr<Buffer> buffer)
       : rt_(&rt), layout_(std::move(layout)), dtype_(dtype), buffer_(std::move(buffer)) {}
+  // wrap by value, its errors naming the operation `what` (wrap, or scatter which wraps root's data).
+  static DistTensor wrap_as(std::string_view what, const DistLayout& layout, DType dtype,
+                            std::vector<std::byte> local, Runtime& rt);
 
   Runtime* rt_ = nullptr;
   DistLayout layout_;

@@ -48,7 +48,13 @@ class MpiTransport;
 class Runtime {
  public:
   // Initialises MPI unless already initialised (then finalization is left to the caller).
-  // Throws axe::Error (on every rank alike) on a bad tunable or an unavailable backend.
+  // Throws axe::Error (on every rank alike) on a bad tunable, launcher local rank or backend name
+  // on any rank: these are checked before the first collective, and the ranks agree on them in a
+  // bounded wait (AXE_TIMEOUT_S, or its default when that is the bad value), so the message names
+  // every failing rank and its variable:
+  //   axe start-up failed on 1 of 4 ranks: rank 1: AXE_TIMEOUT_S='abc' is not a number of seconds (...)
+  // When this constructor initialised MPI and throws, MPI is finalized at exit (after the caller
+  // reported the error); after a start-up wait timed out, the job is ended with MPI_Abort.
   Runtime(int* argc, char*** argv, RuntimeOptions options = {});
   explicit Runtime(RuntimeOptions options = {}) : Runtime(nullptr, nullptr, std::move(options)) {}
   ~Runtime();
