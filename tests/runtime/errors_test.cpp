@@ -10,16 +10,7 @@ namespace {
 
 using test::rt;
 
-// Runs f, returns the axe::Error message ("" if none was thrown).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 DistLayout s0(const Mesh& m) { return shard({8, 4}, m, {Shard(0)}); }
 Mesh world() { return parse_mesh("gpu=" + std::to_string(rt().size())); }

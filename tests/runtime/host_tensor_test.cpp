@@ -6,19 +6,12 @@
 
 #include "axe/core/error.hpp"
 #include "axe/runtime/dist_tensor.hpp"
+#include "runtime_test_util.hpp"
 
 namespace axe {
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(HostTensor, SizeOverflow_IsAnErrorNamingTheShape) {
   // 2^40 * 2^22 = 2^62 elements fit in 64 bits; their 2^65 bytes do not.

@@ -16,6 +16,17 @@
 
 namespace axe::test {
 
+// Runs f, returns the axe::Error message ("" if none was thrown).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 inline Runtime& rt() { return Runtime::current(); }
 
 // A mesh that needs more ranks than the world is skipped on every rank alike.
