@@ -134,7 +134,7 @@ bool small_enough(const axe::cli::Args& args) {
   if (args.has("shape")) {
     try {
       long long n = 1;
-      for (auto v : axe::cli::parse_int_list(args.get("shape"), "--shape")) {
+      for (auto v : axe::cli::parse_ints(args.get("shape"), "--shape")) {
         if (v > 4096 || v < -4096) return false;
         n *= v < 0 ? -v : (v == 0 ? 1 : v);
         if (n > 4096) return false;
