@@ -79,15 +79,23 @@ void for_each_slot(const DistLayout& l, F&& f) {
 
 }  // namespace
 
-std::vector<double> fill_source(const DistLayout& l, std::int64_t rank) {
-  if (!l.mesh().contains(rank)) return {};
-  std::vector<double> b(static_cast<std::size_t>(l.local_elements()), std::numeric_limits<double>::quiet_NaN());
+namespace {
+// Every rank's source buffer in one pass over the slots (per rank it would be ranks x slots).
+std::map<std::int64_t, std::vector<double>> fill_sources(const DistLayout& l) {
+  std::map<std::int64_t, std::vector<double>> out;
+  for (std::int64_t r : l.mesh().ranks())
+    out[r].assign(static_cast<std::size_t>(l.local_elements()), std::numeric_limits<double>::quiet_NaN());
   const ReduceOp op = l.layout().reduce_op();
   for_each_slot(l, [&](std::int64_t x, std::int64_t r, std::int64_t mem, std::int64_t t, std::int64_t T) {
-    if (r != rank) return;
-    b[static_cast<std::size_t>(mem)] = T > 1 ? partial_term(static_cast<double>(x), t, T, op) : static_cast<double>(x);
+    out[r][static_cast<std::size_t>(mem)] = T > 1 ? partial_term(static_cast<double>(x), t, T, op) : static_cast<double>(x);
   });
-  return b;
+  return out;
+}
+}  // namespace
+
+std::vector<double> fill_source(const DistLayout& l, std::int64_t rank) {
+  if (!l.mesh().contains(rank)) return {};
+  return std::move(fill_sources(l)[rank]);
 }
 
 std::map<std::int64_t, std::vector<double>> reference_destination(const DistLayout& from, const DistLayout& to) {
@@ -145,11 +153,41 @@ std::map<std::int64_t, std::vector<double>> reference_destination(const DistLayo
   return out;
 }
 
+namespace {
+// a + b, saturating at INT64_MAX (the sizes summed here come from valid layouts, but many of them).
+std::int64_t add_sat(std::int64_t a, std::int64_t b) {
+  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max() : a + b;
+}
+std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
+  return b != 0 && a > std::numeric_limits<std::int64_t>::max() / b ? std::numeric_limits<std::int64_t>::max() : a * b;
+}
+}  // namespace
+
+std::int64_t simulation_elements(const Plan& plan) {
+  const DistLayout& from = plan.request.from;
+  const DistLayout& to = plan.request.to;
+  std::int64_t n = 0;
+  for (const RankPlan& rp : plan.ranks) {
+    if (from.mesh().contains(rp.rank)) n = add_sat(n, from.local_elements());
+    for (std::int64_t b : rp.buffers) n = add_sat(n, b);
+  }
+  return add_sat(n, mul_sat(to.local_elements(), to.mesh().size()));
+}
+
 SimulationResult simulate(const Plan& plan) {
+  const auto ranks = static_cast<std::int64_t>(plan.ranks.size());
+  if (ranks > kMaxSimulatedRanks)
+    fail("simulate: the plan has " + std::to_string(ranks) + " ranks, more than the simulator's " +
+         std::to_string(kMaxSimulatedRanks) + " (one thread each)");
+  if (const std::int64_t n = simulation_elements(plan); n > kMaxSimulatedElements)
+    fail("simulate: the plan needs " + std::to_string(n) + " float64 elements over its " + std::to_string(ranks) +
+         " ranks, more than the simulator's " + std::to_string(kMaxSimulatedElements) +
+         " (512 MiB); simulate a smaller shape");
   InMemoryNetwork net;
   SimulationResult res;
   std::vector<std::vector<double>> dst(plan.ranks.size());
   std::vector<std::string> errors(plan.ranks.size());
+  std::map<std::int64_t, std::vector<double>> sources = fill_sources(plan.request.from);
   std::vector<std::thread> threads;
   threads.reserve(plan.ranks.size());
   for (std::size_t i = 0; i < plan.ranks.size(); ++i) {
@@ -157,10 +195,11 @@ SimulationResult simulate(const Plan& plan) {
       try {
         RankPlan rp = plan.ranks[i];
         rp.dtype = DType::F64;
-        std::vector<double> src = fill_source(plan.request.from, rp.rank);
+        auto it = sources.find(rp.rank);
+        std::span<const double> src = it == sources.end() ? std::span<const double>() : it->second;
         dst[i].assign(static_cast<std::size_t>(rp.buffers.back()), 0.0);
         InMemoryTransport t(net, rp.rank);
-        execute(rp, t, std::as_bytes(std::span<const double>(src)), std::as_writable_bytes(std::span<double>(dst[i])));
+        execute(rp, t, std::as_bytes(src), std::as_writable_bytes(std::span<double>(dst[i])));
       } catch (const std::exception& e) {
         errors[i] = e.what();
         net.abort();

@@ -162,6 +162,16 @@ TEST(PlanLimitsCli, BadByteCountsAreClearErrors) {
   }
 }
 
+// 10^10 elements: refused at once with exit 2 and the simulator's limit, while `plan` of the
+// same request is instant (plans are symbolic).
+TEST(PlanLimitsCli, SimulateBeyondTheSimulatorsLimitIsAClearError) {
+  auto r = axe({"simulate", "--shape", "100000,100000", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R"});
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.err.find("more than the simulator's 67108864"), std::string::npos) << r.err;
+  auto p = axe({"plan", "--shape", "100000,100000", "--mesh", "gpu=4", "--from", "S(0)", "--to", "R"});
+  EXPECT_EQ(p.status, 0) << p.err;
+}
+
 TEST(PlanLimitsCli, HelpDocumentsTheFlags) {
   for (std::string_view cmd : {"plan", "simulate"}) {
     auto r = axe({cmd, "--help"});

@@ -30,7 +30,19 @@ struct SimulationResult {
   std::int64_t bytes_moved = 0;  // bytes through the transport (as float64)
 };
 
-// Runs plan on every rank (threads) with float64 buffers; throws axe::Error if a rank fails.
+// The simulator's bounds: it holds every rank's buffers in one process (float64) and runs one
+// thread per rank, so a request beyond them is refused up front instead of exhausting memory.
+inline constexpr std::int64_t kMaxSimulatedElements = std::int64_t{1} << 26;  // 512 MiB of float64
+inline constexpr std::int64_t kMaxSimulatedRanks = 4096;
+
+// Float64 elements a simulation of `plan` holds: per rank its source shard and every buffer of
+// its plan, plus the destination slots of the reference verify() builds. Example: S(0)->R of
+// 8x8 on gpu=2 holds 2 x 32 source + 2 x (64 + staging) buffer elements + 128 reference slots.
+std::int64_t simulation_elements(const Plan& plan);
+
+// Runs plan on every rank (threads) with float64 buffers; throws axe::Error if a rank fails, or,
+// before allocating anything, if the plan has more than kMaxSimulatedRanks ranks or
+// simulation_elements(plan) > kMaxSimulatedElements (the message gives both numbers).
 SimulationResult simulate(const Plan& plan);
 
 // Checks every destination buffer against the destination layout applied to the global tensor.
