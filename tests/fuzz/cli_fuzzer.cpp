@@ -22,6 +22,7 @@
 #include "axe/core/error.hpp"
 #include "axe/dist/mesh.hpp"
 #include "cli/cli.hpp"
+#include "cli/cli_util.hpp"
 #include "fuzz_util.hpp"
 
 namespace {
@@ -134,7 +135,7 @@ bool small_enough(const axe::cli::Args& args) {
   if (args.has("shape")) {
     try {
       long long n = 1;
-      for (auto v : axe::cli::parse_ints(args.get("shape"), "--shape")) {
+      for (auto v : axe::cli::util::parse_ints(args.get("shape"), "--shape")) {
         if (v > 4096 || v < -4096) return false;
         n *= v < 0 ? -v : (v == 0 ? 1 : v);
         if (n > 4096) return false;
