@@ -4,15 +4,22 @@
 
 #include <cuda_runtime_api.h>
 
+#include <unistd.h>
+
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/nccl_comm.hpp"
+#include "axe/cuda/peer_comm.hpp"
 #include "axe/core/error.hpp"
+#include "axe/core/tunables.hpp"
 #include "axe/runtime/mpi_transport.hpp"
 #include "axe/runtime/runtime.hpp"
 
@@ -82,6 +89,30 @@ std::string memory_type_text(cudaMemoryType t) {
   return "memory of unknown type";
 }
 
+// Every rank's host and GPU (UUID), all-gathered over `comm`.
+std::vector<RankPlace> gather_places(MPI_Comm comm, int device) {
+  cudaDeviceProp prop{};
+  AXE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  std::array<char, 256> mine{};
+  gethostname(mine.data(), 127);
+  mine[127] = '\0';
+  char* gpu = mine.data() + 128;
+  for (int i = 0; i < 16; ++i)
+    std::snprintf(gpu + 2 * i, 3, "%02x", static_cast<unsigned char>(prop.uuid.bytes[i]));
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  std::vector<char> all(static_cast<std::size_t>(size) * mine.size());
+  const int rc = MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
+                               static_cast<int>(mine.size()), MPI_CHAR, comm);
+  if (rc != MPI_SUCCESS) fail("cuda backend: MPI_Allgather of the ranks' GPUs failed (MPI error " + std::to_string(rc) + ")");
+  std::vector<RankPlace> places(static_cast<std::size_t>(size));
+  for (std::size_t r = 0; r < places.size(); ++r) {
+    const char* p = all.data() + r * mine.size();
+    places[r] = {std::string(p), "GPU-" + std::string(p + 128)};
+  }
+  return places;
+}
+
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(Runtime& rt) : rt_(rt) {
@@ -101,8 +132,9 @@ class CudaBackend : public Backend {
   }
   ~CudaBackend() override {
     cudaSetDevice(device_);
-    executor_.reset();  // waits for its stream, frees staging
+    executor_.reset();  // waits for its stream (and the peers' copies), frees staging
     comm_.reset();      // finalizes (or aborts after a failure) every communicator
+    peer_.reset();
     if (done_) cudaEventDestroy(done_);
     // shared_stream_ goes with the last buffer allocated on it.
   }
@@ -155,8 +187,7 @@ class CudaBackend : public Backend {
       // so the MPI broadcast of the NCCL unique id inside NcclComm is matched.
       try {
         AXE_CUDA_CHECK(cudaSetDevice(device_));
-        comm_ = std::make_unique<NcclComm>(rt_.transport().comm(), device_, rt_.timeout_s());
-        executor_ = std::make_unique<CudaExecutor>(comm_.get(), stream_);
+        connect_transport();
       } catch (const std::exception& e) {
         err = e.what();
       }
@@ -221,15 +252,41 @@ class CudaBackend : public Backend {
     return std::make_shared<CudaView>(data, bytes, device_);
   }
 
-  bool failed() const override { return comm_ && comm_->failed(); }
+  bool failed() const override { return (comm_ && comm_->failed()) || (peer_ && peer_->failed()); }
 
  private:
+  // The transport of this job (choose_transport; peer_comm.hpp) and the executor over it.
+  // Collective over the world, called by every rank at its first execute. Every decision is
+  // made from all-gathered facts, so all ranks decide alike.
+  void connect_transport() {
+    MPI_Comm world = rt_.transport().comm();
+    const auto places = gather_places(world, device_);
+    const TransportChoice choice = choose_transport(static_cast<int>(tunable_int("AXE_PEER_TRANSPORT")), places);
+    std::string note = choice.note;
+    if (choice.peer) {
+      try {
+        peer_ = std::make_unique<PeerComm>(world, device_, rt_.timeout_s());
+      } catch (const PeerUnavailable& e) {
+        if (choice.shared) throw;  // NCCL cannot carry ranks that share a GPU
+        note = std::string(e.what()) + "; NCCL moves the data";
+      }
+    }
+    if (peer_) {
+      executor_ = std::make_unique<CudaExecutor>(peer_.get(), stream_);
+    } else {
+      comm_ = std::make_unique<NcclComm>(world, device_, rt_.timeout_s());
+      executor_ = std::make_unique<CudaExecutor>(comm_.get(), stream_);
+    }
+    if (!note.empty() && rt_.rank() == 0) std::fprintf(stderr, "axe: %s\n", note.c_str());
+  }
+
   // Waits for all of stream_: through NcclComm::wait (bounded, NCCL errors polled) once the
   // communicator exists, else a plain event wait (only copies and memsets can be pending then).
   void wait_stream(const char* what) {
     AXE_CUDA_CHECK(cudaSetDevice(device_));
     AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
     if (comm_) comm_->wait(done_, what);
+    else if (peer_) peer_->wait(done_, what);
     else AXE_CUDA_CHECK(cudaEventSynchronize(done_));
   }
 
@@ -239,6 +296,8 @@ class CudaBackend : public Backend {
     std::string err;
     if (comm_ && comm_->failed())
       err = "rank " + std::to_string(rt_.rank()) + ": NCCL failed earlier (communicators aborted)";
+    else if (peer_ && peer_->failed())
+      err = "rank " + std::to_string(rt_.rank()) + ": the peer transport failed earlier";
     else if (plan.buffers.empty())
       err = "rank " + std::to_string(rt_.rank()) + ": the plan has no buffers";
     else if (static_cast<std::int64_t>(src.bytes()) != plan.buffers.front() * es)
@@ -258,6 +317,7 @@ class CudaBackend : public Backend {
   cudaStream_t stream_ = nullptr;  // shared_stream_.get()
   cudaEvent_t done_ = nullptr;
   std::unique_ptr<NcclComm> comm_;
+  std::unique_ptr<PeerComm> peer_;  // instead of comm_: ranks of one node that share GPUs (or asked to)
   std::unique_ptr<CudaExecutor> executor_;
 };
 

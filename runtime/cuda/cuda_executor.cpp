@@ -18,6 +18,7 @@
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
+#include "axe/cuda/peer_comm.hpp"
 #include "executor_internal.hpp"
 
 namespace axe::cuda {
@@ -44,7 +45,11 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
   if (comm_ && comm_->failed())
     fail("CudaExecutor: rank " + std::to_string(comm_->rank()) +
          ": NCCL failed earlier (communicators aborted); this executor cannot run plans any more");
+  if (peer_ && peer_->failed())
+    fail("CudaExecutor: rank " + std::to_string(peer_->rank()) +
+         ": the peer transport failed earlier; this executor cannot run plans any more");
   if (comm_) AXE_CUDA_CHECK(cudaSetDevice(comm_->device()));
+  if (peer_) AXE_CUDA_CHECK(cudaSetDevice(peer_->device()));
   if (prepare_local(plan)) connect(plan);
   Prepared& p = *lookup(plan);
   if (!p.connected) connect(plan);
@@ -192,6 +197,26 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       AXE_NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, n, nccl_type(dt), nccl_op(s.op), ps.comm, stream_));
       comm_->settle(ps.comm, "ncclReduceScatter");
       ++nccl_calls_;
+    } else if (peer_) {
+      // The peer transport (peer_comm.hpp): staging is free once the peers copied out what this
+      // rank sent before; pack; tell the receivers; pull each message once its sender says so.
+      if (!ps.pack.empty()) {
+        peer_->wait_consumed(sp);
+        pack(ps.pack, sendr);
+      }
+      if (!ps.sends.empty() || !ps.recvs.empty()) {
+        before_transfer();
+        for (const auto& m : ps.sends)
+          if (m.n > 0) peer_->signal_ready(static_cast<int>(m.peer), stream_);
+        for (const auto& m : ps.recvs) {
+          if (m.n == 0) continue;
+          const std::uint64_t seq = peer_->wait_ready(static_cast<int>(m.peer), stream_);
+          AXE_CUDA_CHECK(cudaMemcpyAsync((m.direct ? outc : recvr) + m.off * es, m.remote,
+                                         static_cast<std::size_t>(m.n * es), cudaMemcpyDeviceToDevice, stream_));
+          peer_->signal_consumed(static_cast<int>(m.peer), seq, stream_);
+          ++launches_;
+        }
+      }
     } else {
       if (!ps.pack.empty()) pack(ps.pack, sendr);
       if (!ps.sends.empty() || !ps.recvs.empty()) {
@@ -261,6 +286,10 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
 }
 
 void CudaExecutor::synchronize() {
+  if (peer_) {
+    peer_->wait(done_, "CudaExecutor::synchronize");
+    return;
+  }
   if (comm_) {
     comm_->wait(done_, "CudaExecutor::synchronize");
     return;

@@ -37,6 +37,7 @@ struct PStep {
   struct Msg {
     std::int64_t peer = 0, off = 0, n = 0;
     bool direct = false;
+    const char* remote = nullptr;  // peer transport, receives: the message in the sender's staging
   };
   std::vector<Msg> sends, recvs;
   // Native collectives without staging: the send block read straight from `in` at send_at
@@ -63,7 +64,10 @@ struct PStep {
 };
 
 // Lowering (executor_lower.cpp).
-PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min);
+// `comm`: some transport moves messages; `peer`: it is the peer transport (every step P2P, sends
+// always packed into staging, where the receiver pulls them from).
+PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min,
+                 bool peer = false);
 std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps);
 bool moves_data(const RankPlan& plan);
 
@@ -93,9 +97,8 @@ struct CudaExecutor::Prepared {
   // Per buffer: exec.pads, padded (NaN / 0) before the steps; empty when the plan's writes cover
   // the buffer (then nothing is filled).
   std::vector<BoxList> pads;
-  ~Prepared() {
-    if (scratch) cudaFree(scratch);
-  }
+  std::vector<void*> mapped;  // peer transport: the senders' staging, mapped here
+  ~Prepared();
 };
 
 }  // namespace axe::cuda

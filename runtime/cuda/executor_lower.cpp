@@ -87,7 +87,8 @@ Path collective_path(const RankPlan& plan, const Step& s, std::size_t index, PSt
 
 // The run-time form of step `s` (plan step `index`, for messages) on this rank: the collective
 // path, pack / unpack lists, zero-copy sends and in-place receives.
-PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min) {
+PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min,
+                 bool peer) {
   const DType dt = pl.dtype;
   PStep ps;
   // Local copies worth overlapping with the step's transfer (non-reducing steps: the copies and
@@ -97,7 +98,12 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
   const auto& g = s.group;
   // The host executor's rule: a collective kind on a group of 2 or more runs the collective.
   if (is_collective(s.kind) && g.size() > 1) {
-    ps.path = collective_path(pl, s, index, ps);
+    ps.path = collective_path(pl, s, index, ps);  // checks the step's shape in any case
+    if (peer) {  // the peer transport runs the v-variant: the step's own messages
+      ps.path = Path::P2P;
+      ps.count = 0;
+      ps.me = ps.root = 0;
+    }
   }
   if (ps.path != Path::P2P && !comm)
     fail("CudaExecutor: rank " + std::to_string(pl.rank) + " step " + std::to_string(index) + " (" +
@@ -202,7 +208,8 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
     std::vector<Transfer> all;
     std::int64_t pos = 0;
     for (const auto& m : s.sends) {
-      if (auto run = contiguous_run(BoxList::pack(m.boxes, dt, 0))) {  // send straight from in
+      // Send straight from in (NCCL reads it); the peer transport's receivers read staging only.
+      if (auto run = peer ? std::nullopt : contiguous_run(BoxList::pack(m.boxes, dt, 0))) {
         ps.sends.push_back({m.peer, run->src, m.elements(), true});
         continue;
       }

@@ -2,11 +2,14 @@
 // plan passes, lowering, the chunk wish, padding) and connect() (the agreed chunks,
 // sub-communicators), and the scratch layout. Moved from cuda_executor.cpp.
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <string>
 
 #include "axe/core/error.hpp"
 #include "axe/core/tunables.hpp"
 #include "axe/cuda/check.hpp"
+#include "axe/cuda/peer_comm.hpp"
 #include "axe/plan/passes.hpp"
 #include "executor_internal.hpp"
 
@@ -19,6 +22,16 @@ namespace {
 std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
 
 }  // namespace
+
+CudaExecutor::Prepared::~Prepared() {
+  for (void* m : mapped) PeerComm::close(m);
+  if (scratch) cudaFree(scratch);
+}
+
+CudaExecutor::CudaExecutor(PeerComm* peer, cudaStream_t stream) : CudaExecutor(static_cast<NcclComm*>(nullptr), stream) {
+  peer_ = peer;
+  if (peer_) AXE_CUDA_CHECK(cudaSetDevice(peer_->device()));
+}
 
 CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
   if (comm_) AXE_CUDA_CHECK(cudaSetDevice(comm_->device()));
@@ -33,7 +46,19 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
   set_overlap_min(tunable_int("AXE_OVERLAP_MIN"));
 }
 
+void CudaExecutor::quiesce() noexcept {
+  if (!peer_ || peer_->failed()) return;
+  try {
+    peer_->wait_consumed(stream_);
+    AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
+    peer_->wait(done_, "CudaExecutor: waiting for peers to copy out this rank's staging");
+  } catch (const std::exception&) {
+    // failed() is set: the job is failing; the staging is freed anyway.
+  }
+}
+
 CudaExecutor::~CudaExecutor() {
+  quiesce();
   if (stream_) cudaStreamSynchronize(stream_);
   cache_.clear();
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
@@ -85,7 +110,8 @@ void CudaExecutor::build(Prepared& p) {
   for (std::size_t j = 0; j < p.run.steps.size(); ++j) {
     const Step& s = p.run.steps[j];
     const bool piped = !p.chunks.empty() && p.chunks[origin[j]] > 1;
-    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr, piped ? 0 : overlap_min_);
+    PStep ps = build_step(pl, s, origin[j], comm_ != nullptr || peer_ != nullptr, piped ? 0 : overlap_min_,
+                          peer_ != nullptr);
     // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
     // chunked for its staging limit (possibly hundreds of chunks) runs chunk after chunk on
     // stream_, as any other step.
@@ -124,6 +150,7 @@ void CudaExecutor::build(Prepared& p) {
     bytes += align_up(max_recv[slot]);
   }
   if (p.scratch) {
+    quiesce();
     AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     AXE_CUDA_CHECK(cudaFree(p.scratch));
     p.scratch = nullptr;
@@ -138,6 +165,7 @@ void CudaExecutor::wish_chunks(Prepared& p) const {
   const RankPlan& pl = p.exec;
   const std::int64_t es = size_of(pl.dtype);
   p.wish.assign(pl.steps.size(), 1);
+  if (peer_) return;  // the peer transport does not chunk steps (see executor.hpp)
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
     const Step& s = pl.steps[i];
     const auto& ps = p.steps[i];
@@ -166,6 +194,9 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
   if (comm_ && plan.rank != comm_->rank())
     fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) + " but this NCCL rank is " +
          std::to_string(comm_->rank()));
+  if (peer_ && plan.rank != peer_->rank())
+    fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) + " but this peer-transport rank is " +
+         std::to_string(peer_->rank()));
   build(*p);
   wish_chunks(*p);
   // Padding: the boxes pad_unwritten listed per buffer (none for the source).
@@ -173,10 +204,11 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
   p->pads.resize(nb);
   for (std::size_t i = 1; i < nb; ++i) p->pads[i] = BoxList::copy(pl.pads[i], dt);
   // connect() agrees on the chunks (and splits communicators): needed whenever data moves.
-  p->connected = !comm_ || !moves_data(pl);
+  p->connected = (!comm_ && !peer_) || !moves_data(pl);
   // Bounded cache: plans are usually few and reused; an evicted one is simply prepared again
   // (the runtime's backend agrees on re-preparation across ranks, so eviction is per rank).
   if (cache_.size() >= 64) {
+    quiesce();
     AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     cache_.clear();
   }
@@ -187,7 +219,12 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
 void CudaExecutor::connect(const RankPlan& plan) {
   Prepared* p = lookup(plan);
   if (!p) fail("CudaExecutor::connect: the plan for rank " + std::to_string(plan.rank) + " is not prepared");
-  if (!comm_ || !moves_data(plan)) {
+  if ((!comm_ && !peer_) || !moves_data(plan)) {
+    p->connected = true;
+    return;
+  }
+  if (peer_) {
+    connect_peers(*p);
     p->connected = true;
     return;
   }
@@ -210,6 +247,65 @@ void CudaExecutor::connect(const RankPlan& plan) {
   for (std::size_t j = 1; j < p->steps.size(); ++j)
     if (p->steps[j].chunk > 0) p->steps[j].comm = p->steps[j - 1].comm;
   p->connected = true;
+}
+
+// Peer transport: every rank publishes where each of its messages lies in its staging (run step,
+// receiver, byte offset, bytes) and its staging's IPC handle; each receiver maps the staging of
+// the ranks that send to it and points its receives there. Collective over the world.
+void CudaExecutor::connect_peers(Prepared& p) {
+  const std::int64_t es = size_of(p.exec.dtype);
+  const int me = peer_->rank();
+  std::vector<std::int64_t> table;  // [has staging, then step, receiver, offset, bytes ...]
+  table.push_back(p.scratch ? 1 : 0);
+  for (std::size_t j = 0; j < p.steps.size(); ++j)
+    for (const auto& m : p.steps[j].sends)
+      if (m.n > 0)
+        table.insert(table.end(), {static_cast<std::int64_t>(j), m.peer,
+                                   p.send_offset[p.steps[j].slot] + m.off * es, m.n * es});
+  std::vector<std::byte> blob(sizeof(cudaIpcMemHandle_t) + table.size() * sizeof(std::int64_t));
+  if (p.scratch) {
+    const cudaIpcMemHandle_t h = PeerComm::export_memory(p.scratch);
+    std::memcpy(blob.data(), &h, sizeof h);
+  }
+  std::memcpy(blob.data() + sizeof(cudaIpcMemHandle_t), table.data(), table.size() * sizeof(std::int64_t));
+  const auto all = peer_->allgather(blob);
+  // (step, sender) -> the message in the sender's staging, mapped here.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::pair<const char*, std::int64_t>> from;
+  for (int q = 0; q < peer_->size(); ++q) {
+    const auto& b = all[static_cast<std::size_t>(q)];
+    if (b.size() < sizeof(cudaIpcMemHandle_t) + sizeof(std::int64_t) ||
+        (b.size() - sizeof(cudaIpcMemHandle_t)) % (4 * sizeof(std::int64_t)) != sizeof(std::int64_t))
+      fail("peer transport: rank " + std::to_string(q) + " published a malformed message table");
+    std::vector<std::int64_t> t((b.size() - sizeof(cudaIpcMemHandle_t)) / sizeof(std::int64_t));
+    std::memcpy(t.data(), b.data() + sizeof(cudaIpcMemHandle_t), t.size() * sizeof(std::int64_t));
+    const char* base = nullptr;
+    for (std::size_t i = 1; i + 3 < t.size(); i += 4) {
+      if (t[i + 1] != me) continue;
+      if (!base) {
+        if (q == me) {
+          base = static_cast<const char*>(p.scratch);
+        } else {
+          cudaIpcMemHandle_t h{};
+          std::memcpy(&h, b.data(), sizeof h);
+          void* m = peer_->open(h, q);
+          p.mapped.push_back(m);
+          base = static_cast<const char*>(m);
+        }
+      }
+      from[{t[i], q}] = {base + t[i + 2], t[i + 3]};
+    }
+  }
+  for (std::size_t j = 0; j < p.steps.size(); ++j)
+    for (auto& m : p.steps[j].recvs) {
+      if (m.n == 0) continue;
+      auto it = from.find({static_cast<std::int64_t>(j), m.peer});
+      if (it == from.end() || it->second.second != m.n * es)
+        fail("peer transport: rank " + std::to_string(me) + " step " + std::to_string(j) + " expects " +
+             std::to_string(m.n * es) + " bytes from rank " + std::to_string(m.peer) + ", which sends " +
+             (it == from.end() ? std::string("none") : std::to_string(it->second.second)) +
+             " (the ranks run different plans)");
+      m.remote = it->second.first;
+    }
 }
 
 bool CudaExecutor::ready(const RankPlan& plan) const {

@@ -1,17 +1,23 @@
-// axe_cuda_mpi_test: the CUDA executor under mpirun, one process per GPU, NCCL bootstrapped by
-// broadcasting the unique id over MPI. Every rank runs the same transitions; rank 0 gathers the
-// destination shards and checks them with axe::verify. Exit code 0 on every rank when all pass,
-// 1 when any fails, 77 (CTest SKIP_RETURN_CODE) when there are fewer GPUs than ranks.
+// axe_cuda_mpi_test: the CUDA executor under mpirun. With a GPU per rank it runs on NCCL
+// (bootstrapped by broadcasting the unique id over MPI); with fewer GPUs than ranks, or with
+// AXE_PEER_TRANSPORT=2, on the peer transport (CUDA IPC; ranks may share a GPU). Every rank runs
+// the same transitions (even and uneven shapes, partial sources, a 2-D mesh on 4 ranks); rank 0
+// gathers the destination shards and checks them with axe::verify, and every rank checks that its
+// source is unchanged. Exit code 0 on every rank when all pass, 1 when any fails, 77 (CTest
+// SKIP_RETURN_CODE) without a GPU.
 //   mpirun -np 2 axe_cuda_mpi_test
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/nccl_comm.hpp"
+#include "axe/cuda/peer_comm.hpp"
+#include "axe/core/tunables.hpp"
 #include "axe/plan/plan.hpp"
 #include "axe/exec/simulate.hpp"
 
@@ -25,25 +31,43 @@ int main(int argc, char** argv) {
   if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
   int min_gpus = gpus;
   MPI_Allreduce(&gpus, &min_gpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (min_gpus < 1 || (size > 1 && min_gpus < size)) {
-    if (rank == 0) std::printf("SKIP: %d ranks need %d GPUs, %d visible\n", size, size, min_gpus);
+  if (min_gpus < 1) {
+    if (rank == 0) std::printf("SKIP: no GPU visible\n");
     MPI_Finalize();
     return 77;
   }
+  const bool peer = min_gpus < size || tunable_int("AXE_PEER_TRANSPORT") == 2;
   int failures = 0;
   {
-    cuda::NcclComm comm(MPI_COMM_WORLD, rank % gpus);
-    cuda::CudaExecutor ex(&comm);
-    const std::string mesh = "gpu=" + std::to_string(size);
+    std::unique_ptr<cuda::NcclComm> nccl;
+    std::unique_ptr<cuda::PeerComm> peers;
+    if (peer) peers = std::make_unique<cuda::PeerComm>(MPI_COMM_WORLD, rank % gpus);
+    else nccl = std::make_unique<cuda::NcclComm>(MPI_COMM_WORLD, rank % gpus);
+    auto executor = peer ? std::make_unique<cuda::CudaExecutor>(peers.get())
+                         : std::make_unique<cuda::CudaExecutor>(nccl.get());
+    cuda::CudaExecutor& ex = *executor;
+    if (rank == 0)
+      std::printf("%d ranks on %d GPU(s): %s\n", size, min_gpus, peer ? "peer transport (CUDA IPC)" : "NCCL");
     struct T {
-      const char* name;
-      AxisPlacement from, to;
+      std::string mesh, from, to;
+      std::vector<std::int64_t> shape;
     };
-    for (const T& t : {T{"S(0)->R", Shard(0), Replicate()}, T{"P->R", Partial(), Replicate()},
-                       T{"P(max)->S(0)", Partial(ReduceOp::Max), Shard(0)},
-                       T{"S(0)->S(1)", Shard(0), Shard(1)}, T{"P(avg)->S(1)", Partial(ReduceOp::Avg), Shard(1)}}) {
-      Mesh m = parse_mesh(mesh);
-      PlanRequest r{shard({96, 130}, m, {t.from}), shard({96, 130}, m, {t.to}), DType::F64};
+    const std::string line = "gpu=" + std::to_string(size);
+    std::vector<T> cases;
+    for (std::vector<std::int64_t> shape : {std::vector<std::int64_t>{96, 130}, std::vector<std::int64_t>{97, 131}})
+      for (auto [from, to] : {std::pair{"S(0)", "R"}, {"P", "R"}, {"P(max)", "S(0)"}, {"S(0)", "S(1)"},
+                              {"P(avg)", "S(1)"}, {"S(1)", "S(0)"}, {"R", "S(1)"}, {"S(1)", "R"}})
+        cases.push_back({line, from, to, shape});
+    if (size == 4)
+      for (auto [from, to] : {std::pair{"S(0),S(1)", "S(1),S(0)"}, {"P,S(0)", "S(1),P"}, {"S(0),R", "R,S(1)"},
+                              {"P,R", "R,S(0)"}})
+        cases.push_back({"x=2,y=2", from, to, {37, 70}});
+    for (const T& t : cases) {
+      Mesh m = parse_mesh(t.mesh);
+      auto pf = parse_placements(t.from), pt = parse_placements(t.to);
+      PlanRequest r{shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(pf)),
+                    shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(pt)), DType::F64};
+      const std::string name = t.from + "->" + t.to + " " + std::to_string(t.shape[0]) + "x" + std::to_string(t.shape[1]);
       RankPlan plan = plan_rank(r, rank);
       std::vector<double> src = fill_source(r.from, rank), dst(static_cast<std::size_t>(plan.buffers.back()));
       void *ds = nullptr, *dd = nullptr;
@@ -58,6 +82,10 @@ int main(int argc, char** argv) {
         err = e.what();
       }
       cudaMemcpy(dst.data(), dd, dst.size() * 8, cudaMemcpyDeviceToHost);
+      std::vector<double> after(src.size());
+      cudaMemcpy(after.data(), ds, src.size() * 8, cudaMemcpyDeviceToHost);
+      if (std::memcmp(after.data(), src.data(), src.size() * 8) != 0 && err.empty())
+        err = "the source shard changed";
       cudaFree(ds);
       cudaFree(dd);
       // gather to rank 0
@@ -73,7 +101,7 @@ int main(int argc, char** argv) {
       MPI_Gatherv(dst.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
                   MPI_COMM_WORLD);
       int bad = err.empty() ? 0 : 1;
-      if (!err.empty()) std::printf("rank %d %s: %s\n", rank, t.name, err.c_str());
+      if (!err.empty()) std::printf("rank %d %s: %s\n", rank, name.c_str(), err.c_str());
       if (rank == 0) {
         SimulationResult res;
         for (int k = 0; k < size; ++k)
@@ -81,7 +109,7 @@ int main(int argc, char** argv) {
                                                    all.begin() + displs[static_cast<std::size_t>(k)] +
                                                        counts[static_cast<std::size_t>(k)]);
         const std::string v = verify(r, res);
-        std::printf("%-14s on %s: %s (%lld launches, %lld NCCL calls on rank 0)\n", t.name, mesh.c_str(),
+        std::printf("%-28s on %s: %s (%lld launches, %lld NCCL calls on rank 0)\n", name.c_str(), t.mesh.c_str(),
                     v.empty() ? "OK" : v.c_str(), static_cast<long long>(ex.launches()),
                     static_cast<long long>(ex.nccl_calls()));
         if (!v.empty()) bad = 1;

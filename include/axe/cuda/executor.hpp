@@ -95,6 +95,15 @@
 // any rank prepared afresh, and then calls connect() on every rank alike.
 // Plan rank numbers are world ranks of the NcclComm.
 //
+// Peer transport (a PeerComm instead of an NcclComm: ranks of one node, possibly sharing a GPU;
+// peer_comm.hpp): every step runs as point-to-point messages (a collective kind as its v-variant:
+// the messages the plan records for it, reductions on receipt in term order), packed into this
+// rank's staging and pulled by the receiver with one device-to-device copy straight into its
+// buffer (or its receive staging when the message needs an unpack), ordered by stream-side flags,
+// never by the host. connect() exchanges, over the world, where each message lies in its
+// sender's staging (and maps the senders' staging); no pipelining and no staging bound (steps are
+// not chunked). NCCL is not used.
+//
 // Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1's block (rows 32..63) is source [0, 4096)
 // and lands at destination [4096, 8192), rank 0's block at [0, 4096): one
 // ncclAllGather(source, destination, 4096) on the group {0,1} communicator, no kernel launch
@@ -103,6 +112,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -114,12 +124,18 @@
 namespace axe::cuda {
 
 class NcclComm;
+class PeerComm;
 
 class CudaExecutor {
  public:
   // `comm` may be null: then only plans without messages run (local copies and fills).
   // `stream` null: the executor creates and owns a non-blocking stream on the current device.
   explicit CudaExecutor(NcclComm* comm, cudaStream_t stream = nullptr);
+  // The peer transport (see above); `peer` must outlive the executor.
+  explicit CudaExecutor(PeerComm* peer, cudaStream_t stream = nullptr);
+  // No transport: only plans without messages.
+  explicit CudaExecutor(std::nullptr_t, cudaStream_t stream = nullptr)
+      : CudaExecutor(static_cast<NcclComm*>(nullptr), stream) {}
   ~CudaExecutor();
   CudaExecutor(const CudaExecutor&) = delete;
   CudaExecutor& operator=(const CudaExecutor&) = delete;
@@ -174,7 +190,12 @@ class CudaExecutor {
   void wish_chunks(Prepared& p) const;
   void ensure_pipeline_streams();
   void ensure_side_stream();
+  void connect_peers(Prepared& p);
+  // Peer transport: waits (bounded) until every peer has copied out what this rank sent, so its
+  // staging may be freed; nothing without a PeerComm or after a failure.
+  void quiesce() noexcept;
   NcclComm* comm_;
+  PeerComm* peer_ = nullptr;
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
   cudaEvent_t done_ = nullptr;

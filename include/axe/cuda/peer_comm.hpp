@@ -1,0 +1,129 @@
+// The peer transport (DESIGN §5): ranks of one node move a step's messages through CUDA IPC
+// instead of NCCL. It is what lets several ranks share one GPU: NCCL refuses two ranks on one
+// device ("Duplicate GPU detected"), CUDA IPC does not.
+//
+// Protocol (pull, stream-ordered, no host synchronisation on the data path). Every rank owns a
+// flag block in device memory, exported to every peer at construction:
+//   ready[q]     written by q: how many messages q has packed for this rank so far;
+//   consumed[q]  written by q: how many of this rank's messages to q it has copied out so far.
+// A sender packs its messages into its staging (the executor's per-plan scratch, exported to the
+// peers when the plan is connected), then writes ready[me] = n in each receiver's block. A
+// receiver waits (on its stream) until its ready[q] reaches n, copies the message out of q's
+// staging straight into its own buffer (cudaMemcpyAsync, device to device), then writes
+// consumed[me] = n in q's block. Before a sender packs into its staging again it waits until
+// every receiver has consumed what it sent (consumed[q] == sent to q). Writes and waits are
+// cuStreamWriteValue64 / cuStreamWaitValue64 (the write orders all earlier work on the stream
+// before it), so a step costs no host round trip.
+// Counters are per ordered pair and only grow, so they stay in step across plans as long as
+// every rank runs the same steps in the same order (the planner's agreement, plan.hpp).
+//
+// Bounded: wait() polls the stream's event under AXE_TIMEOUT_S; a peer that stops or exits leaves
+// this rank's stream waiting on a flag, and wait() then throws axe::Error naming the rank and
+// the operation, and failed() stays true.
+//
+// Example (2 processes on one GPU): PeerComm c(MPI_COMM_WORLD, 0); CudaExecutor ex(&c);
+//   ex.execute(plan, src, dst); ex.synchronize();  // S(0) -> R: each rank pulls the other's rows
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "axe/core/error.hpp"
+
+#ifdef AXE_CUDA_HAVE_MPI
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+#endif
+
+namespace axe::cuda {
+
+// Where each rank runs: the host it is on and the UUID of its GPU (cudaDeviceProp::uuid as hex).
+struct RankPlace {
+  std::string node, gpu;
+};
+
+// Which transport moves a job's messages: the peer transport or NCCL, and a line that says why
+// when the choice is not the plain one. `setting` is AXE_PEER_TRANSPORT: 0 never (NCCL only),
+// 1 when two ranks share a GPU, 2 whenever all ranks are on one node.
+// Throws axe::Error (the same on every rank: the input is the all-gathered places) when ranks
+// share a GPU and the peer transport cannot carry the job: setting 0, or ranks on several nodes.
+// Example: 4 ranks on node "a", all on GPU "g0", setting 1 -> {peer = true, shared = true}.
+struct TransportChoice {
+  bool peer = false;
+  bool shared = false;  // some two ranks share a GPU (NCCL cannot carry the job)
+  std::string note;     // one line for the user ("" when nothing needs saying)
+};
+TransportChoice choose_transport(int setting, std::span<const RankPlace> places);
+
+// Thrown (on every rank alike) when the system refuses the peer transport: a rank cannot map a
+// peer's memory. The backend then falls back to NCCL where it can (choose_transport's cases
+// without a shared GPU).
+class PeerUnavailable : public Error {
+ public:
+  using Error::Error;
+};
+
+class PeerComm {
+ public:
+  // All-gather of one byte string per rank (rank order); the MPI constructor supplies it.
+  using AllGather = std::function<std::vector<std::vector<std::byte>>(std::span<const std::byte>)>;
+
+#ifdef AXE_CUDA_HAVE_MPI
+  // Collective over `comm` (every rank on one node): allocates and exports this rank's flag
+  // block and opens every peer's. Throws axe::Error on every rank when any rank cannot open a
+  // peer's memory (the message names the rank, the peer and CUDA's error).
+  PeerComm(MPI_Comm comm, int device, double timeout_s = 0);
+#endif
+  // The same from an all-gather the caller provides (tests).
+  PeerComm(AllGather allgather, int rank, int size, int device, double timeout_s = 0);
+  PeerComm(const PeerComm&) = delete;
+  PeerComm& operator=(const PeerComm&) = delete;
+  ~PeerComm();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int device() const { return device_; }
+  double timeout() const { return timeout_; }
+  bool failed() const { return failed_; }
+
+  // Collective over the world: every rank's `mine`, in rank order. Host-synchronous.
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
+  // Exports / maps device memory (cudaMalloc'd) for the peers; close() unmaps.
+  static cudaIpcMemHandle_t export_memory(void* p);
+  void* open(const cudaIpcMemHandle_t& h, int peer);
+  static void close(void* mapped);
+
+  // The protocol above, enqueued on `s`. `peer` is a world rank.
+  void signal_ready(int peer, cudaStream_t s);                      // after packing for peer
+  std::uint64_t wait_ready(int peer, cudaStream_t s);               // before copying peer's message out
+  void signal_consumed(int peer, std::uint64_t n, cudaStream_t s);  // after that copy
+  void wait_consumed(cudaStream_t s);  // before packing: every message sent so far was copied out
+
+  // Waits for `event` under the deadline; after timeout() seconds or a CUDA error: failed() and
+  // axe::Error naming the rank and `what`.
+  void wait(cudaEvent_t event, const char* what);
+  [[noreturn]] void fail_and_throw(const std::string& message);
+
+ private:
+  void init();
+  AllGather allgather_;
+  int rank_ = 0, size_ = 1, device_ = 0;
+  double timeout_ = 300;
+  bool failed_ = false;
+  std::uint64_t* flags_ = nullptr;           // this rank's block: ready[size], consumed[size]
+  std::vector<std::uint64_t*> peer_flags_;   // every peer's block, mapped (own: flags_)
+  std::vector<std::uint64_t> sent_, received_, waited_consumed_;
+};
+
+}  // namespace axe::cuda

@@ -1,0 +1,221 @@
+// PeerComm without MPI (the all-gather is a callback, so programs that do not construct it from
+// MPI need no libmpi): flag blocks, IPC mapping, the stream-ordered protocol, the bounded wait,
+// and the transport choice.
+#include "axe/cuda/peer_comm.hpp"
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "axe/core/backoff.hpp"
+#include "axe/core/tunables.hpp"
+#include "axe/cuda/check.hpp"
+
+namespace axe::cuda {
+
+TransportChoice choose_transport(int setting, std::span<const RankPlace> places) {
+  if (setting < 0 || setting > 2)
+    fail("AXE_PEER_TRANSPORT=" + std::to_string(setting) + " is not 0, 1 or 2");
+  std::set<std::string> nodes;
+  std::map<std::pair<std::string, std::string>, int> first;  // (node, gpu) -> its first rank
+  int a = -1, b = -1;                                         // two ranks sharing a GPU
+  for (std::size_t r = 0; r < places.size(); ++r) {
+    nodes.insert(places[r].node);
+    auto [it, fresh] = first.try_emplace({places[r].node, places[r].gpu}, static_cast<int>(r));
+    if (!fresh && a < 0) {
+      a = it->second;
+      b = static_cast<int>(r);
+    }
+  }
+  const bool one_node = nodes.size() <= 1;
+  const std::string spans = std::to_string(nodes.size()) + " nodes";
+  if (a >= 0) {
+    const std::string shared = "ranks " + std::to_string(a) + " and " + std::to_string(b) + " share GPU " +
+                               places[static_cast<std::size_t>(a)].gpu + " on " +
+                               places[static_cast<std::size_t>(a)].node;
+    if (setting == 0)
+      fail(shared + ", and AXE_PEER_TRANSPORT=0 leaves only NCCL, which needs a GPU per rank: set "
+                    "AXE_PEER_TRANSPORT=1 or start one rank per GPU");
+    if (!one_node)
+      fail(shared + ", but the job spans " + spans +
+           " and the peer transport works inside one node: start one rank per GPU");
+    return {true, true, ""};
+  }
+  if (setting == 2) {
+    if (one_node) return {true, false, ""};
+    return {false, false, "AXE_PEER_TRANSPORT=2: the job spans " + spans +
+                       " and the peer transport works inside one node; NCCL moves the data"};
+  }
+  return {false, false, ""};
+}
+
+namespace {
+
+using WaitValue = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+using WriteValue = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+
+// The driver's stream memory operations, through the runtime (no link against libcuda, so
+// programs still start on machines without a driver).
+template <class F>
+F driver_entry(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q);
+  if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !p)
+    fail(std::string("peer transport: the CUDA driver has no ") + name + " (" + cudaGetErrorString(e) + ")");
+  return reinterpret_cast<F>(p);
+}
+
+void check_driver(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) fail(std::string("peer transport: ") + what + " failed (CUresult " + std::to_string(r) + ")");
+}
+
+CUdeviceptr address(const std::uint64_t* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+}  // namespace
+
+PeerComm::PeerComm(AllGather allgather, int rank, int size, int device, double timeout_s)
+    : allgather_(std::move(allgather)), rank_(rank), size_(size), device_(device) {
+  timeout_ = timeout_s > 0 ? timeout_s : tunable_seconds("AXE_TIMEOUT_S");
+  init();
+}
+
+void PeerComm::init() {
+  AXE_CUDA_CHECK(cudaSetDevice(device_));
+  const auto n = static_cast<std::size_t>(size_);
+  sent_.assign(n, 0);
+  received_.assign(n, 0);
+  waited_consumed_.assign(n, 0);
+  void* block = nullptr;
+  AXE_CUDA_CHECK(cudaMalloc(&block, 2 * n * sizeof(std::uint64_t)));
+  flags_ = static_cast<std::uint64_t*>(block);
+  AXE_CUDA_CHECK(cudaMemset(flags_, 0, 2 * n * sizeof(std::uint64_t)));
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());  // zeroed before any peer can write
+  const cudaIpcMemHandle_t mine = export_memory(flags_);
+  auto handles = allgather(std::as_bytes(std::span<const cudaIpcMemHandle_t>(&mine, 1)));
+  peer_flags_.assign(n, nullptr);
+  std::string err;
+  for (int q = 0; q < size_; ++q) {
+    if (q == rank_) {
+      peer_flags_[static_cast<std::size_t>(q)] = flags_;
+      continue;
+    }
+    cudaIpcMemHandle_t h{};
+    if (handles[static_cast<std::size_t>(q)].size() != sizeof h) {
+      err = "rank " + std::to_string(q) + " sent no flag block";
+      break;
+    }
+    std::memcpy(&h, handles[static_cast<std::size_t>(q)].data(), sizeof h);
+    void* p = nullptr;
+    const cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      err = "rank " + std::to_string(rank_) + " cannot map rank " + std::to_string(q) +
+            "'s memory (cudaIpcOpenMemHandle: " + cudaGetErrorString(e) + ")";
+      break;
+    }
+    peer_flags_[static_cast<std::size_t>(q)] = static_cast<std::uint64_t*>(p);
+  }
+  // Every rank learns whether every rank could map its peers, so all choose alike.
+  auto errors = allgather(std::as_bytes(std::span<const char>(err.data(), err.size())));
+  for (const auto& e : errors)
+    if (!e.empty()) {
+      failed_ = true;
+      throw PeerUnavailable("peer transport unavailable: " +
+                            std::string(reinterpret_cast<const char*>(e.data()), e.size()));
+    }
+}
+
+PeerComm::~PeerComm() {
+  cudaSetDevice(device_);
+  for (std::size_t q = 0; q < peer_flags_.size(); ++q)
+    if (peer_flags_[q] && peer_flags_[q] != flags_) cudaIpcCloseMemHandle(peer_flags_[q]);
+  if (flags_) cudaFree(flags_);
+}
+
+std::vector<std::vector<std::byte>> PeerComm::allgather(std::span<const std::byte> mine) {
+  if (!allgather_) fail("peer transport: no all-gather to exchange handles with");
+  auto v = allgather_(mine);
+  if (v.size() != static_cast<std::size_t>(size_))
+    fail("peer transport: the all-gather returned " + std::to_string(v.size()) + " entries for " +
+         std::to_string(size_) + " ranks");
+  return v;
+}
+
+cudaIpcMemHandle_t PeerComm::export_memory(void* p) {
+  cudaIpcMemHandle_t h{};
+  AXE_CUDA_CHECK(cudaIpcGetMemHandle(&h, p));
+  return h;
+}
+
+void* PeerComm::open(const cudaIpcMemHandle_t& h, int peer) {
+  void* p = nullptr;
+  const cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    fail("peer transport: rank " + std::to_string(rank_) + " cannot map rank " + std::to_string(peer) +
+         "'s staging (cudaIpcOpenMemHandle: " + cudaGetErrorString(e) + ")");
+  }
+  return p;
+}
+
+void PeerComm::close(void* mapped) {
+  if (mapped) cudaIpcCloseMemHandle(mapped);
+}
+
+void PeerComm::signal_ready(int peer, cudaStream_t s) {
+  static const auto write = driver_entry<WriteValue>("cuStreamWriteValue64");
+  const auto q = static_cast<std::size_t>(peer);
+  check_driver(write(s, address(peer_flags_[q] + rank_), ++sent_[q], CU_STREAM_WRITE_VALUE_DEFAULT),
+               "cuStreamWriteValue64 (ready)");
+}
+
+std::uint64_t PeerComm::wait_ready(int peer, cudaStream_t s) {
+  static const auto wait = driver_entry<WaitValue>("cuStreamWaitValue64");
+  const auto q = static_cast<std::size_t>(peer);
+  const std::uint64_t n = ++received_[q];
+  check_driver(wait(s, address(flags_ + q), n, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64 (ready)");
+  return n;
+}
+
+void PeerComm::signal_consumed(int peer, std::uint64_t n, cudaStream_t s) {
+  static const auto write = driver_entry<WriteValue>("cuStreamWriteValue64");
+  check_driver(write(s, address(peer_flags_[static_cast<std::size_t>(peer)] + size_ + rank_), n,
+                     CU_STREAM_WRITE_VALUE_DEFAULT),
+               "cuStreamWriteValue64 (consumed)");
+}
+
+void PeerComm::wait_consumed(cudaStream_t s) {
+  static const auto wait = driver_entry<WaitValue>("cuStreamWaitValue64");
+  for (std::size_t q = 0; q < sent_.size(); ++q) {
+    if (sent_[q] == waited_consumed_[q]) continue;
+    check_driver(wait(s, address(flags_ + size_ + q), sent_[q], CU_STREAM_WAIT_VALUE_GEQ),
+                 "cuStreamWaitValue64 (consumed)");
+    waited_consumed_[q] = sent_[q];
+  }
+}
+
+void PeerComm::wait(cudaEvent_t event, const char* what) {
+  if (failed_) throw Error(std::string("peer transport: ") + what + " after an earlier failure");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+  Backoff backoff;
+  while (true) {
+    const cudaError_t e = cudaEventQuery(event);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady) fail_and_throw(std::string(what) + ": CUDA error " + cudaGetErrorString(e));
+    if (std::chrono::steady_clock::now() > deadline)
+      fail_and_throw(std::string(what) + " timed out after " + std::to_string(timeout_) +
+                     " s (AXE_TIMEOUT_S): a peer stopped, exited or failed");
+    backoff.pause();
+  }
+}
+
+void PeerComm::fail_and_throw(const std::string& message) {
+  failed_ = true;
+  throw Error("peer transport rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": " + message);
+}
+
+}  // namespace axe::cuda
