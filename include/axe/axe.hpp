@@ -3,6 +3,10 @@
 
 #include "axe/layout/layout.hpp"
 #include "axe/layout/convert.hpp"
+#include "axe/linear/f2.hpp"
+#include "axe/linear/linear_layout.hpp"
+#include "axe/linear/bridge.hpp"
+#include "axe/linear/thread_layouts.hpp"
 #include "axe/core/error.hpp"
 #include "axe/cute/int_tuple.hpp"
 #include "axe/cute/layout.hpp"
