@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -74,6 +75,12 @@ void check_driver(CUresult r, const char* what) {
 }
 
 CUdeviceptr address(const std::uint64_t* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+std::string seconds_text(double s) {  // 5 -> "5", 2.5 -> "2.5"
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", s);
+  return b;
+}
 
 }  // namespace
 
@@ -207,7 +214,7 @@ void PeerComm::wait(cudaEvent_t event, const char* what) {
     if (e == cudaSuccess) return;
     if (e != cudaErrorNotReady) fail_and_throw(std::string(what) + ": CUDA error " + cudaGetErrorString(e));
     if (std::chrono::steady_clock::now() > deadline)
-      fail_and_throw(std::string(what) + " timed out after " + std::to_string(timeout_) +
+      fail_and_throw(std::string(what) + " timed out after " + seconds_text(timeout_) +
                      " s (AXE_TIMEOUT_S): a peer stopped, exited or failed");
     backoff.pause();
   }
