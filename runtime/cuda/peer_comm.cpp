@@ -220,8 +220,28 @@ void PeerComm::wait(cudaEvent_t event, const char* what) {
   }
 }
 
+void PeerComm::release_waits() noexcept {
+  // Every word of this rank's block at its maximum: each cuStreamWaitValue64 (>=) enqueued on this
+  // rank's streams is satisfied, so they drain and cudaStreamSynchronize / cudaFree at teardown
+  // return instead of waiting forever for a peer that is gone. What they then copy is garbage (or
+  // faults, if the peer's memory went with it): the operation has already failed.
+  if (!flags_) return;
+  cudaSetDevice(device_);
+  const std::vector<std::uint64_t> top(2 * static_cast<std::size_t>(size_), ~std::uint64_t{0});
+  cudaStream_t s = nullptr;
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  cudaMemcpyAsync(flags_, top.data(), top.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice, s);
+  cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+  cudaGetLastError();
+}
+
 void PeerComm::fail_and_throw(const std::string& message) {
   failed_ = true;
+  release_waits();
   throw Error("peer transport rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": " + message);
 }
 

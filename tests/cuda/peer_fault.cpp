@@ -2,9 +2,10 @@
 // executor on a PeerComm (ranks may share one GPU). Each rank prints one line:
 // "[rank N] finished ..." or "[rank N] error after T s: MESSAGE" (exit 3).
 //   peer_fault exit     every rank prepares and connects S(0) -> S(1) (the handles are
-//                       exchanged), then rank 1 exits without running it: the others wait on
+//                       exchanged), then rank 1 frees its executor and transport (its staging
+//                       and flags) and finalizes MPI without running the plan: the others wait on
 //                       its ready flag on their streams, and synchronize() must fail with a
-//                       clear error within AXE_TIMEOUT_S
+//                       clear error within AXE_TIMEOUT_S, and still tear down
 //   peer_fault stop     the same, rank 1 stopping itself (SIGSTOP) instead of exiting
 //   peer_fault repeat   10,000 reshards cycling over 100 plans (more than the executor's cache of
 //                       64, so plans are evicted, their peers' staging unmapped and mapped again):
@@ -90,8 +91,9 @@ int main(int argc, char** argv) {
   }
   auto t0 = clock_type::now();
   try {
-    cuda::PeerComm comm(MPI_COMM_WORLD, rank % gpus);
-    cuda::CudaExecutor ex(&comm);
+    auto comm = std::make_unique<cuda::PeerComm>(MPI_COMM_WORLD, rank % gpus);
+    auto executor = std::make_unique<cuda::CudaExecutor>(comm.get());
+    cuda::CudaExecutor& ex = *executor;
     if (mode == "exit" || mode == "stop") {
       const PlanRequest r = request(256, 512, size);
       const RankPlan plan = plan_rank(r, rank);
@@ -102,8 +104,11 @@ int main(int argc, char** argv) {
       if (rank == 1) {
         std::fprintf(stderr, "[rank 1] %s before running the plan\n", mode == "exit" ? "exiting" : "stopping itself (SIGSTOP)");
         std::fflush(stderr);
-        if (mode == "exit") std::_Exit(0);
-        std::raise(SIGSTOP);
+        if (mode == "stop") std::raise(SIGSTOP);
+        executor.reset();
+        comm.reset();
+        MPI_Finalize();  // waits there for the others (Open MPI's finalize fence)
+        return 0;
       }
       t0 = clock_type::now();
       ex.execute(plan, b.src, b.dst);
@@ -140,6 +145,8 @@ int main(int argc, char** argv) {
       return any ? 1 : 0;
     }
   } catch (const std::exception& e) {
+    // The executor, transport and buffers are torn down by now (the unwinding above): a failed
+    // transport must not leave them waiting for the peer.
     const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
     std::fprintf(stderr, "[rank %d] error after %.1f s: %s\n", rank, s, e.what());
     std::fflush(stderr);

@@ -19,7 +19,8 @@
 //
 // Bounded: wait() polls the stream's event under AXE_TIMEOUT_S; a peer that stops or exits leaves
 // this rank's stream waiting on a flag, and wait() then throws axe::Error naming the rank and
-// the operation, and failed() stays true.
+// the operation, and failed() stays true. The stream's waits are then released (its flags set to
+// their maximum), so tearing down (cudaStreamSynchronize, cudaFree) does not wait forever.
 //
 // Example (2 processes on one GPU): PeerComm c(MPI_COMM_WORLD, 0); CudaExecutor ex(&c);
 //   ex.execute(plan, src, dst); ex.synchronize();  // S(0) -> R: each rank pulls the other's rows
@@ -110,10 +111,14 @@ class PeerComm {
   void signal_consumed(int peer, std::uint64_t n, cudaStream_t s);  // after that copy
   void wait_consumed(cudaStream_t s);  // before packing: every message sent so far was copied out
 
-  // Waits for `event` under the deadline; after timeout() seconds or a CUDA error: failed() and
-  // axe::Error naming the rank and `what`.
+  // Waits for `event` under the deadline; after timeout() seconds or a CUDA error: failed(), the
+  // streams' pending flag waits released (release_waits), and axe::Error naming the rank and
+  // `what`.
   void wait(cudaEvent_t event, const char* what);
   [[noreturn]] void fail_and_throw(const std::string& message);
+  // Satisfies every flag wait enqueued on this rank's streams (this rank's block set to its
+  // maximum), so that a failed rank can still synchronize and free its memory.
+  void release_waits() noexcept;
 
  private:
   void init();
