@@ -4,7 +4,11 @@
 #include "axe/cuda/peer_comm.hpp"
 
 #include <cuda.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -90,44 +94,108 @@ PeerComm::PeerComm(AllGather allgather, int rank, int size, int device, double t
   init();
 }
 
+namespace {
+
+// A rank's flag block: POSIX shared memory, mapped by every rank of the node and registered with
+// CUDA (the streams write and await it through its device address). Host memory on purpose: a
+// failed rank releases its own streams' waits with plain CPU stores (release_waits), which no
+// stream that is stuck on one of those waits can hold up, as a copy into device memory could
+// (streams share the device's hardware queues).
+void* map_shared(const std::string& name, std::size_t bytes, bool create, std::string& err) {
+  const int fd = shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+  if (fd < 0) {
+    err = "shm_open(" + name + "): " + std::strerror(errno);
+    return nullptr;
+  }
+  if (create && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    err = "ftruncate(" + name + "): " + std::strerror(errno);
+    close(fd);
+    return nullptr;
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    err = "mmap(" + name + "): " + std::strerror(errno);
+    return nullptr;
+  }
+  const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    munmap(p, bytes);
+    err = "cudaHostRegister(" + name + "): " + cudaGetErrorString(e);
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace
+
 void PeerComm::init() {
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   const auto n = static_cast<std::size_t>(size_);
   sent_.assign(n, 0);
   received_.assign(n, 0);
   waited_consumed_.assign(n, 0);
-  void* block = nullptr;
-  AXE_CUDA_CHECK(cudaMalloc(&block, 2 * n * sizeof(std::uint64_t)));
-  flags_ = static_cast<std::uint64_t*>(block);
-  AXE_CUDA_CHECK(cudaMemset(flags_, 0, 2 * n * sizeof(std::uint64_t)));
-  AXE_CUDA_CHECK(cudaDeviceSynchronize());  // zeroed before any peer can write
-  const cudaIpcMemHandle_t mine = export_memory(flags_);
-  auto handles = allgather(std::as_bytes(std::span<const cudaIpcMemHandle_t>(&mine, 1)));
+  block_bytes_ = (2 * n * sizeof(std::uint64_t) + 4095) / 4096 * 4096;
+  host_blocks_.assign(n, nullptr);
   peer_flags_.assign(n, nullptr);
+  // This rank's block, zeroed before any peer can see its name.
   std::string err;
-  for (int q = 0; q < size_; ++q) {
-    if (q == rank_) {
-      peer_flags_[static_cast<std::size_t>(q)] = flags_;
-      continue;
-    }
-    cudaIpcMemHandle_t h{};
-    if (handles[static_cast<std::size_t>(q)].size() != sizeof h) {
-      err = "rank " + std::to_string(q) + " sent no flag block";
+  char name[96];
+  std::snprintf(name, sizeof name, "/axe-peer-%d-%d-%llx", static_cast<int>(getpid()), rank_,
+                static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  void* mine = map_shared(name, block_bytes_, true, err);
+  if (mine) {
+    host_blocks_[static_cast<std::size_t>(rank_)] = static_cast<std::uint64_t*>(mine);
+    void* d = nullptr;
+    AXE_CUDA_CHECK(cudaHostGetDevicePointer(&d, mine, 0));
+    flags_ = static_cast<std::uint64_t*>(d);
+    peer_flags_[static_cast<std::size_t>(rank_)] = flags_;
+  }
+  // Device memory is mapped through CUDA IPC (the staging, at connect time): probe it now on a
+  // small allocation, so that a system that refuses it is known to every rank before any plan.
+  void* probe = nullptr;
+  AXE_CUDA_CHECK(cudaMalloc(&probe, 256));
+  const cudaIpcMemHandle_t probe_handle = export_memory(probe);
+  std::vector<std::byte> blob(sizeof probe_handle + std::strlen(name));
+  std::memcpy(blob.data(), &probe_handle, sizeof probe_handle);
+  std::memcpy(blob.data() + sizeof probe_handle, name, std::strlen(name));
+  auto blobs = allgather(blob);
+  for (int q = 0; q < size_ && err.empty(); ++q) {
+    if (q == rank_) continue;
+    const auto& b = blobs[static_cast<std::size_t>(q)];
+    if (b.size() <= sizeof(cudaIpcMemHandle_t)) {
+      err = "rank " + std::to_string(q) + " published no flag block";
       break;
     }
-    std::memcpy(&h, handles[static_cast<std::size_t>(q)].data(), sizeof h);
-    void* p = nullptr;
-    const cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    const std::string peer_name(reinterpret_cast<const char*>(b.data()) + sizeof(cudaIpcMemHandle_t),
+                                b.size() - sizeof(cudaIpcMemHandle_t));
+    void* p = map_shared(peer_name, block_bytes_, false, err);
+    if (!p) {
+      err = "rank " + std::to_string(rank_) + " cannot map rank " + std::to_string(q) + "'s flags (" + err + ")";
+      break;
+    }
+    host_blocks_[static_cast<std::size_t>(q)] = static_cast<std::uint64_t*>(p);
+    void* d = nullptr;
+    AXE_CUDA_CHECK(cudaHostGetDevicePointer(&d, p, 0));
+    peer_flags_[static_cast<std::size_t>(q)] = static_cast<std::uint64_t*>(d);
+    cudaIpcMemHandle_t h{};
+    std::memcpy(&h, b.data(), sizeof h);
+    void* mapped = nullptr;
+    const cudaError_t e = cudaIpcOpenMemHandle(&mapped, h, cudaIpcMemLazyEnablePeerAccess);
     if (e != cudaSuccess) {
       cudaGetLastError();
       err = "rank " + std::to_string(rank_) + " cannot map rank " + std::to_string(q) +
-            "'s memory (cudaIpcOpenMemHandle: " + cudaGetErrorString(e) + ")";
+            "'s device memory (cudaIpcOpenMemHandle: " + cudaGetErrorString(e) + ")";
       break;
     }
-    peer_flags_[static_cast<std::size_t>(q)] = static_cast<std::uint64_t*>(p);
+    cudaIpcCloseMemHandle(mapped);
   }
-  // Every rank learns whether every rank could map its peers, so all choose alike.
+  // Every rank learns whether every rank could map its peers, so all choose alike; by then every
+  // rank has opened this rank's block, so its name can go (the mappings stay).
   auto errors = allgather(std::as_bytes(std::span<const char>(err.data(), err.size())));
+  if (mine) shm_unlink(name);
+  cudaFree(probe);
   for (const auto& e : errors)
     if (!e.empty()) {
       failed_ = true;
@@ -137,10 +205,11 @@ void PeerComm::init() {
 }
 
 PeerComm::~PeerComm() {
-  cudaSetDevice(device_);
-  for (std::size_t q = 0; q < peer_flags_.size(); ++q)
-    if (peer_flags_[q] && peer_flags_[q] != flags_) cudaIpcCloseMemHandle(peer_flags_[q]);
-  if (flags_) cudaFree(flags_);
+  for (std::uint64_t* p : host_blocks_)
+    if (p) {
+      cudaHostUnregister(p);
+      munmap(p, block_bytes_);
+    }
 }
 
 std::vector<std::vector<std::byte>> PeerComm::allgather(std::span<const std::byte> mine) {
@@ -221,22 +290,15 @@ void PeerComm::wait(cudaEvent_t event, const char* what) {
 }
 
 void PeerComm::release_waits() noexcept {
-  // Every word of this rank's block at its maximum: each cuStreamWaitValue64 (>=) enqueued on this
-  // rank's streams is satisfied, so they drain and cudaStreamSynchronize / cudaFree at teardown
-  // return instead of waiting forever for a peer that is gone. What they then copy is garbage (or
-  // faults, if the peer's memory went with it): the operation has already failed.
-  if (!flags_) return;
-  cudaSetDevice(device_);
-  const std::vector<std::uint64_t> top(2 * static_cast<std::size_t>(size_), ~std::uint64_t{0});
-  cudaStream_t s = nullptr;
-  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
-  cudaMemcpyAsync(flags_, top.data(), top.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice, s);
-  cudaStreamSynchronize(s);
-  cudaStreamDestroy(s);
-  cudaGetLastError();
+  // Every word of this rank's block at its maximum, by plain stores to the shared host page: each
+  // cuStreamWaitValue64 (>=) enqueued on this rank's streams is satisfied, so they drain and
+  // cudaStreamSynchronize / cudaFree at teardown return instead of waiting forever for a peer that
+  // is gone. What they then copy is garbage (or faults, if the peer's memory went with it): the
+  // operation has already failed.
+  std::uint64_t* own = host_blocks_.empty() ? nullptr : host_blocks_[static_cast<std::size_t>(rank_)];
+  if (!own) return;
+  for (std::size_t i = 0; i < 2 * static_cast<std::size_t>(size_); ++i)
+    __atomic_store_n(own + i, ~std::uint64_t{0}, __ATOMIC_SEQ_CST);
 }
 
 void PeerComm::fail_and_throw(const std::string& message) {

@@ -3,7 +3,8 @@
 // device ("Duplicate GPU detected"), CUDA IPC does not.
 //
 // Protocol (pull, stream-ordered, no host synchronisation on the data path). Every rank owns a
-// flag block in device memory, exported to every peer at construction:
+// flag block, a shared host page (POSIX shared memory registered with CUDA) that every rank of
+// the node maps at construction:
 //   ready[q]     written by q: how many messages q has packed for this rank so far;
 //   consumed[q]  written by q: how many of this rank's messages to q it has copied out so far.
 // A sender packs its messages into its staging (the executor's per-plan scratch, exported to the
@@ -81,9 +82,10 @@ class PeerComm {
   using AllGather = std::function<std::vector<std::vector<std::byte>>(std::span<const std::byte>)>;
 
 #ifdef AXE_CUDA_HAVE_MPI
-  // Collective over `comm` (every rank on one node): allocates and exports this rank's flag
-  // block and opens every peer's. Throws axe::Error on every rank when any rank cannot open a
-  // peer's memory (the message names the rank, the peer and CUDA's error).
+  // Collective over `comm` (every rank on one node): creates this rank's flag block and maps every
+  // peer's, and checks that device memory can be mapped between the ranks (CUDA IPC, on a probe
+  // allocation). Throws PeerUnavailable on every rank when any rank cannot map a peer's flags or
+  // memory (the message names the rank, the peer and the system's error).
   PeerComm(MPI_Comm comm, int device, double timeout_s = 0);
 #endif
   // The same from an all-gather the caller provides (tests).
@@ -126,8 +128,12 @@ class PeerComm {
   int rank_ = 0, size_ = 1, device_ = 0;
   double timeout_ = 300;
   bool failed_ = false;
+  // Flag blocks: shared host pages (one per rank, POSIX shared memory registered with CUDA), as
+  // device addresses for the streams and host addresses for release_waits.
+  std::size_t block_bytes_ = 0;
+  std::vector<std::uint64_t*> host_blocks_;  // every rank's block, mapped here (host address)
   std::uint64_t* flags_ = nullptr;           // this rank's block: ready[size], consumed[size]
-  std::vector<std::uint64_t*> peer_flags_;   // every peer's block, mapped (own: flags_)
+  std::vector<std::uint64_t*> peer_flags_;   // every rank's block (device address; own: flags_)
   std::vector<std::uint64_t> sent_, received_, waited_consumed_;
 };
 
