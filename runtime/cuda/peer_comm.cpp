@@ -290,15 +290,17 @@ void PeerComm::wait(cudaEvent_t event, const char* what) {
 }
 
 void PeerComm::release_waits() noexcept {
-  // Every word of this rank's block at its maximum, by plain stores to the shared host page: each
+  // Every word of this rank's block beyond any count, by plain stores to the shared host page: each
   // cuStreamWaitValue64 (>=) enqueued on this rank's streams is satisfied, so they drain and
   // cudaStreamSynchronize / cudaFree at teardown return instead of waiting forever for a peer that
   // is gone. What they then copy is garbage (or faults, if the peer's memory went with it): the
   // operation has already failed.
   std::uint64_t* own = host_blocks_.empty() ? nullptr : host_blocks_[static_cast<std::size_t>(rank_)];
   if (!own) return;
+  // 2^62, not the maximum: the streams compare as (int64_t)(flag - awaited) >= 0
+  // (CU_STREAM_WAIT_VALUE_GEQ wraps), which every count this job can reach satisfies.
   for (std::size_t i = 0; i < 2 * static_cast<std::size_t>(size_); ++i)
-    __atomic_store_n(own + i, ~std::uint64_t{0}, __ATOMIC_SEQ_CST);
+    __atomic_store_n(own + i, std::uint64_t{1} << 62, __ATOMIC_SEQ_CST);
 }
 
 void PeerComm::fail_and_throw(const std::string& message) {

@@ -20,8 +20,8 @@
 //
 // Bounded: wait() polls the stream's event under AXE_TIMEOUT_S; a peer that stops or exits leaves
 // this rank's stream waiting on a flag, and wait() then throws axe::Error naming the rank and
-// the operation, and failed() stays true. The stream's waits are then released (its flags set to
-// their maximum), so tearing down (cudaStreamSynchronize, cudaFree) does not wait forever.
+// the operation, and failed() stays true. The stream's waits are then released (its flags set
+// beyond any count), so tearing down (cudaStreamSynchronize, cudaFree) does not wait forever.
 //
 // Example (2 processes on one GPU): PeerComm c(MPI_COMM_WORLD, 0); CudaExecutor ex(&c);
 //   ex.execute(plan, src, dst); ex.synchronize();  // S(0) -> R: each rank pulls the other's rows
@@ -118,8 +118,8 @@ class PeerComm {
   // `what`.
   void wait(cudaEvent_t event, const char* what);
   [[noreturn]] void fail_and_throw(const std::string& message);
-  // Satisfies every flag wait enqueued on this rank's streams (this rank's block set to its
-  // maximum), so that a failed rank can still synchronize and free its memory.
+  // Satisfies every flag wait enqueued on this rank's streams (this rank's block set beyond any
+  // count, by CPU stores), so that a failed rank can still synchronize and free its memory.
   void release_waits() noexcept;
 
  private:
