@@ -1,5 +1,6 @@
-// `axe linear` (an Axe layout as an F2 linear layout) and `axe thread-layout` (Triton-style
-// thread layouts written on the command line, printed as Axe layouts); include/axe/linear/.
+// `axe linear` (an Axe layout as an F2 linear layout), `axe thread-layout` (Triton-style thread
+// layouts written on the command line, printed as Axe layouts) and `axe banks` (shared-memory
+// wavefronts of a thread layout's accesses); include/axe/linear/.
 //
 // JSON of `axe linear` (and of `axe thread-layout --json`):
 //   "layout"      the Axe layout (text)
@@ -12,12 +13,21 @@
 //   "injective", "surjective"
 //   "duplicate_free"  the Axe layout without the broadcast bits
 //   "linear"      the linear layout's own text form (dims [dim{n-1}, ..., dim0])
+//
+// JSON of `axe banks`: "vector_bytes", "instructions" (per warp), "warps", "wavefronts" (total
+// over all warps and instructions), "ideal" (sum of ceil(distinct words / 32) per instruction),
+// "per_instruction" (wavefronts of each, warp-major) and "f2_wavefronts" (the F2 formula per
+// instruction for 4-byte scalar accesses, null where it does not apply).
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "axe/core/error.hpp"
 #include "axe/layout/layout.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/cute/swizzle.hpp"
+#include "axe/linear/banks.hpp"
 #include "axe/linear/bridge.hpp"
 #include "axe/linear/linear_layout.hpp"
 #include "axe/linear/thread_layouts.hpp"
@@ -169,8 +179,48 @@ int run_thread_layout(const Args& args, std::ostream& out) {
   return 0;
 }
 
+// --- banks --------------------------------------------------------------------------------------
+
+constexpr const char* kBanksUsage =
+    "banks SMEM --access THREADS --shape S --dtype T [--swizzle B,M,S]";
+
+int run_banks(const Args& args, std::ostream& out) {
+  args.allow_only({"access", "shape", "dtype", "swizzle"});
+  util::expect_positional(args, 1, 1, kBanksUsage);
+  AxeLayout smem = parse_axe_layout(args.positional[0]);
+  AxeLayout threads = parse_axe_layout(args.get("access"));
+  auto shape = util::parse_shape(args.get("shape"), "--shape");
+  std::int64_t bytes = size_of(parse_dtype(args.get("dtype")));
+  std::optional<cute::Swizzle> sw;
+  if (args.has("swizzle")) {
+    auto v = util::parse_ints(args.get("swizzle"), "--swizzle");
+    if (v.size() != 3) fail("--swizzle: expected B,M,S, got '" + args.get("swizzle") + "'");
+    for (auto x : v) {
+      if (x < -64 || x > 64) fail("--swizzle: " + std::to_string(x) + " is out of range");
+    }
+    sw = cute::Swizzle(static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]));
+  }
+  auto rep = linear::bank_conflicts(smem, threads, shape, bytes, sw);
+  std::optional<std::int64_t> f2;
+  if (bytes == 4 && rep.vector_bytes == 4) f2 = linear::f2_wavefronts(smem, threads, shape, sw);
+  if (args.json) {
+    out << "{\"vector_bytes\": " << rep.vector_bytes << ", \"instructions\": " << rep.instructions
+        << ", \"warps\": " << rep.warps << ", \"wavefronts\": " << rep.wavefronts
+        << ", \"ideal\": " << rep.ideal << ", \"per_instruction\": " << json_array(rep.per_instruction)
+        << ", \"f2_wavefronts\": " << (f2 ? std::to_string(*f2) : std::string("null")) << "}\n";
+    return 0;
+  }
+  out << rep.warps << " warp(s) x " << rep.instructions << " instruction(s) of " << rep.vector_bytes
+      << " bytes per lane\n";
+  out << "wavefronts per instruction: " << tuple_text(rep.per_instruction) << "\n";
+  out << "total " << rep.wavefronts << " wavefronts, ideal " << rep.ideal << "\n";
+  if (f2) out << "F2 formula: " << *f2 << " per instruction\n";
+  return 0;
+}
+
 const bool registered = [] {
   register_command({"linear", kLinearUsage, &run_linear});
+  register_command({"banks", kBanksUsage, &run_banks});
   register_command({"thread-layout", kThreadUsage, &run_thread_layout});
   return true;
 }();

@@ -13,8 +13,8 @@
 namespace axe::linear {
 namespace {
 
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 22;
-constexpr std::int64_t kMaxSlots = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxSlots = std::int64_t{1} << 22;
 
 std::string shape_text(std::span<const std::int64_t> shape) {
   std::string s = "(";
@@ -47,7 +47,7 @@ BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
   std::int64_t n = 1;
   for (auto e : shape) {
     if (e <= 0 || __builtin_mul_overflow(n, e, &n) || n > kMaxElements) {
-      fail("the shape " + shape_text(shape) + " is empty or has more than 2^22 elements");
+      fail("the shape " + shape_text(shape) + " is empty or has more than 2^20 elements");
     }
   }
   if (smem.size() != n) {

@@ -123,3 +123,45 @@ TEST(LinearCli, Errors) {
 
 }  // namespace
 }  // namespace axe::test::cli
+
+namespace axe::test::cli {
+namespace {
+
+// `axe banks`: TV-15 (16x32 f32 transpose through shared memory).
+TEST(BanksCli, TV15_RowMajorAndSwizzled) {
+  const char* smem = "S[(16,32):(32,1)]";
+  const char* load = "S[(16,16,2):(1@lane,1,16@lane)]";
+  auto r = axe({"banks", smem, "--access", load, "--shape", "16,32", "--dtype", "f32", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Json j = parse_json(r.out);
+  EXPECT_EQ(j["vector_bytes"].integer(), 4);
+  EXPECT_EQ(j["instructions"].integer(), 16);
+  EXPECT_EQ(j["wavefronts"].integer(), 256);
+  EXPECT_EQ(j["ideal"].integer(), 16);
+  EXPECT_EQ(j["f2_wavefronts"].integer(), 16);
+  r = axe({"banks", smem, "--access", load, "--shape", "16,32", "--dtype", "f32", "--swizzle", "4,1,4", "--json"});
+  j = parse_json(r.out);
+  EXPECT_EQ(j["wavefronts"].integer(), 16);
+  r = axe({"banks", smem, "--access", "S[(16,32):(1,1@lane)]", "--shape", "16,32", "--dtype", "f32"});
+  EXPECT_EQ(r.out,
+            "1 warp(s) x 16 instruction(s) of 4 bytes per lane\n"
+            "wavefronts per instruction: (1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)\n"
+            "total 16 wavefronts, ideal 16\n"
+            "F2 formula: 1 per instruction\n");
+}
+
+TEST(BanksCli, Errors) {
+  expect_error({"banks", "S[(16,32):(32,1)]", "--access", "S[(16,32):(1,1@lane)]", "--shape", "16,32",
+                "--dtype", "f9"},
+               "unknown dtype 'f9' (expected f32, f16, bf16, f64, i32, i64 or u8)");
+  expect_error({"banks", "S[(16,32):(32,1)]", "--access", "S[(16,32):(1,1@lane)]", "--shape", "16,32",
+                "--dtype", "f32", "--swizzle", "4,1"},
+               "--swizzle: expected B,M,S");
+  expect_error({"banks", "S[(16,32):(32,1)]", "--access", "S[(8,64):(1,1@lane)]", "--shape", "16,32",
+                "--dtype", "f32"},
+               "reaches lane 63");
+  expect_error({"banks", "S[(16,32):(32,1)]", "--shape", "16,32", "--dtype", "f32"}, "missing --access");
+}
+
+}  // namespace
+}  // namespace axe::test::cli

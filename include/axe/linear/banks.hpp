@@ -40,7 +40,8 @@ struct BankReport {
 // Throws axe::Error naming the argument when: the sizes differ from prod(shape); smem uses an
 // axis other than m or has replicas; threads uses an axis other than lane, warp, m; a lane or
 // warp is outside [0, 32) resp. [0, 1024); the element size is not 1, 2, 4, 8 or 16 bytes; or
-// the tile exceeds 2^22 elements (a guard on the enumeration).
+// the tile exceeds 2^20 elements or warps x 32 x registers exceeds 2^22 (guards on the
+// enumeration).
 BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
                           std::span<const std::int64_t> shape, std::int64_t element_bytes,
                           const std::optional<cute::Swizzle>& swizzle = std::nullopt);
