@@ -10,7 +10,8 @@
 # Fuzzers (tests/fuzz/<name>_fuzzer.cpp, seeds in tests/fuzz/corpus/<name>/, dictionary
 # tests/fuzz/<name>_fuzzer.dict): parse (layout text), mesh (meshes, placements, shards), scalar
 # (byte sizes, dtypes, reduce ops), cost_model (cost-model files), tunables (AXE_* variables),
-# cli (the calculator's argv), plan (planner + simulator on random requests).
+# cli (the calculator's argv), plan (planner + simulator on random requests), linear (linear
+# layout text, Axe layouts through the F2 bridges).
 #
 # Exits non-zero when the build fails or any fuzzer finds a crash, a sanitizer report, an escaped
 # non-axe exception, a timeout (-timeout, a hang), an allocation over -malloc_limit_mb or a broken
@@ -28,7 +29,7 @@ esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${AXE_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 cxx="${AXE_FUZZ_CXX:-clang++}"
-targets=(${AXE_FUZZ_TARGETS:-parse mesh scalar cost_model tunables cli plan})
+targets=(${AXE_FUZZ_TARGETS:-parse mesh scalar cost_model tunables cli plan linear})
 runs="${AXE_FUZZ_RUNS:-}"
 if ! command -v "$cxx" >/dev/null; then
   echo "run_fuzzer.sh: $cxx not found; the fuzzers need clang with libFuzzer" >&2

@@ -1,0 +1,229 @@
+// `axe linear` (an Axe layout as an F2 linear layout), `axe thread-layout` (Triton-style thread
+// layouts written on the command line, printed as Axe layouts) and `axe banks` (shared-memory
+// wavefronts of a thread layout's accesses); include/axe/linear/.
+//
+// JSON of `axe linear` (and of `axe thread-layout --json`):
+//   "layout"      the Axe layout (text)
+//   "in"          per axis (m first, then in order of appearance): its bases, bit 0 first, each the
+//                 logical coordinate (row-major dim order) that the hardware location 2^bit holds;
+//                 zeros for a broadcast bit; as many bits as the axis' span needs
+//   "out"         the tile shape
+//   "offset"      per axis, the layout's offset O (a location h holds the element at h - O)
+//   "broadcast"   per axis, the bits along which the layout broadcasts (replicas and unused bits)
+//   "injective", "surjective"
+//   "duplicate_free"  the Axe layout without the broadcast bits
+//   "linear"      the linear layout's own text form (dims [dim{n-1}, ..., dim0])
+//
+// JSON of `axe banks`: "vector_bytes", "instructions" (per warp), "warps", "wavefronts" (total
+// over all warps and instructions), "ideal" (sum of ceil(distinct words / 32) per instruction),
+// "per_instruction" (wavefronts of each, warp-major) and "f2_wavefronts" (the F2 formula per
+// instruction for 4-byte scalar accesses, null where it does not apply).
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "axe/core/error.hpp"
+#include "axe/layout/layout.hpp"
+#include "axe/core/dtype.hpp"
+#include "axe/cute/swizzle.hpp"
+#include "axe/linear/banks.hpp"
+#include "axe/linear/bridge.hpp"
+#include "axe/linear/linear_layout.hpp"
+#include "axe/linear/thread_layouts.hpp"
+#include "cli/cli.hpp"
+#include "cli/cli_util.hpp"
+
+namespace axe::cli {
+namespace {
+
+using linear::LinearLayout;
+using util::json_array;
+using util::tuple_text;
+
+// The logical coordinate (row-major dims) of a basis whose values are in [dim{n-1}..dim0] order.
+std::vector<std::int64_t> coordinate(const LinearLayout::Basis& b) {
+  return std::vector<std::int64_t>(b.rbegin(), b.rend());
+}
+
+std::string bits_text(std::uint64_t mask) {
+  std::string s;
+  for (int i = 0; i < 64; ++i) {
+    if (mask >> i & 1) s += (s.empty() ? "" : ",") + std::to_string(i);
+  }
+  return s;
+}
+
+void print_linear(const Args& args, std::ostream& out, const AxeLayout& l,
+                  const std::vector<std::int64_t>& shape) {
+  auto al = linear::to_linear(l, shape);
+  const auto& ll = al.layout;
+  auto masks = linear::broadcast_masks(ll);
+  auto dup_free = linear::from_linear(linear::remove_duplicates(ll), al.offset).layout;
+  bool inj = linear::is_injective(ll), sur = linear::is_surjective(ll);
+  if (args.json) {
+    out << "{\"layout\": " << json_string(to_string(l)) << ", \"in\": {";
+    for (std::size_t k = 0; k < ll.in_dims().size(); ++k) {
+      const auto& d = ll.in_dims()[k];
+      out << (k ? ", " : "") << json_string(d.name) << ": [";
+      for (int i = 0; i < d.bits; ++i) out << (i ? ", " : "") << json_array(coordinate(ll.basis(d.name, i)));
+      out << "]";
+    }
+    out << "}, \"out\": " << json_array(shape) << ", \"offset\": {";
+    for (std::size_t k = 0; k < al.offset.size(); ++k) {
+      out << (k ? ", " : "") << json_string(al.offset[k].first) << ": " << al.offset[k].second;
+    }
+    out << "}, \"broadcast\": {";
+    for (std::size_t k = 0; k < masks.size(); ++k) {
+      out << (k ? ", " : "") << json_string(masks[k].first) << ": [" << bits_text(masks[k].second) << "]";
+    }
+    out << "}, \"injective\": " << (inj ? "true" : "false")
+        << ", \"surjective\": " << (sur ? "true" : "false")
+        << ", \"duplicate_free\": " << json_string(to_string(dup_free))
+        << ", \"linear\": " << json_string(linear::to_string(ll)) << "}\n";
+    return;
+  }
+  out << to_string(l) << " on " << tuple_text(shape)
+      << ": hardware bit -> logical coordinate\n";
+  std::size_t width = 0;
+  for (const auto& d : ll.in_dims()) width = std::max(width, d.name.size());
+  for (const auto& d : ll.in_dims()) {
+    out << "  " << d.name << ":" << std::string(width - d.name.size() + 1, ' ') << "[";
+    for (int i = 0; i < d.bits; ++i) out << (i ? ", " : "") << tuple_text(coordinate(ll.basis(d.name, i)));
+    out << "]\n";
+  }
+  if (!al.offset.empty()) {
+    out << "offset:";
+    for (const auto& [a, v] : al.offset) out << " " << a << " " << v;
+    out << "\n";
+  }
+  std::string bc;
+  for (const auto& [a, m] : masks) {
+    if (m) bc += (bc.empty() ? "" : "; ") + a + " bits " + bits_text(m);
+  }
+  out << "broadcast: " << (bc.empty() ? "none" : bc) << "\n";
+  out << "injective: " << (inj ? "yes" : "no") << ", surjective: " << (sur ? "yes" : "no") << "\n";
+  if (!inj) out << "duplicate-free: " << to_string(dup_free) << "\n";
+}
+
+// --- linear -------------------------------------------------------------------------------------
+
+constexpr const char* kLinearUsage = "linear LAYOUT [--shape 8,16]";
+
+int run_linear(const Args& args, std::ostream& out) {
+  args.allow_only({"shape"});
+  util::expect_positional(args, 1, 1, kLinearUsage);
+  AxeLayout l = parse_axe_layout(args.positional[0]);
+  std::vector<std::int64_t> shape{l.size()};
+  if (args.has("shape")) shape = util::parse_shape(args.get("shape"), "--shape");
+  auto why = linear::linear_refusal(l, shape);
+  if (!why.empty()) fail("no linear layout for " + to_string(l) + ": " + why);
+  print_linear(args, out, l, shape);
+  return 0;
+}
+
+// --- thread-layout ------------------------------------------------------------------------------
+
+constexpr const char* kThreadUsage =
+    "thread-layout blocked --shape S --size-per-thread A --threads-per-warp B --warps-per-cta C "
+    "[--order O] [--slice D]\n"
+    "  thread-layout mma --shape S --warps-per-cta C [--slice D]   (mma.sync m16n8 accumulator)\n"
+    "  thread-layout wgmma --shape S --n N --warps-per-cta C [--slice D]   (wgmma 16xNxK "
+    "accumulator)";
+
+std::vector<std::int64_t> list_option(const Args& args, std::string_view key) {
+  return util::parse_ints(args.get(key), "--" + std::string(key));
+}
+
+int run_thread_layout(const Args& args, std::ostream& out) {
+  util::expect_positional(args, 1, 1, kThreadUsage);
+  const std::string& kind = args.positional[0];
+  auto shape = util::parse_shape(args.get("shape"), "--shape");
+  // With --slice D the parent is built on the shape with extent 1 inserted at D.
+  std::vector<std::int64_t> parent_shape = shape;
+  int slice_dim = -1;
+  if (args.has("slice")) {
+    std::int64_t d = util::parse_int(args.get("slice"), "--slice");
+    if (d < 0 || d > static_cast<std::int64_t>(shape.size())) {
+      fail("--slice " + std::to_string(d) + " is not a dim in 0.." + std::to_string(shape.size()) +
+           " of the parent of " + tuple_text(shape));
+    }
+    slice_dim = static_cast<int>(d);
+    parent_shape.insert(parent_shape.begin() + d, 1);
+  }
+  LinearLayout ll;
+  if (kind == "blocked") {
+    args.allow_only({"shape", "slice", "size-per-thread", "threads-per-warp", "warps-per-cta", "order"});
+    std::vector<std::int64_t> order;
+    if (args.has("order")) order = list_option(args, "order");
+    ll = linear::blocked_layout(parent_shape, list_option(args, "size-per-thread"),
+                                list_option(args, "threads-per-warp"),
+                                list_option(args, "warps-per-cta"), order);
+  } else if (kind == "mma") {
+    args.allow_only({"shape", "slice", "warps-per-cta"});
+    ll = linear::mma_accumulator(parent_shape, list_option(args, "warps-per-cta"));
+  } else if (kind == "wgmma") {
+    args.allow_only({"shape", "slice", "n", "warps-per-cta"});
+    ll = linear::wgmma_accumulator(parent_shape, util::parse_int(args.get("n"), "--n"),
+                                   list_option(args, "warps-per-cta"));
+  } else {
+    fail("unknown thread layout '" + kind + "' (expected blocked, mma or wgmma)");
+  }
+  if (slice_dim >= 0) ll = linear::slice_layout(ll, slice_dim);
+  AxeLayout l = linear::from_linear(ll).layout;
+  if (args.json) {
+    print_linear(args, out, l, shape);
+  } else {
+    out << to_string(l) << "\n";
+  }
+  return 0;
+}
+
+// --- banks --------------------------------------------------------------------------------------
+
+constexpr const char* kBanksUsage =
+    "banks SMEM --access THREADS --shape S --dtype T [--swizzle B,M,S]";
+
+int run_banks(const Args& args, std::ostream& out) {
+  args.allow_only({"access", "shape", "dtype", "swizzle"});
+  util::expect_positional(args, 1, 1, kBanksUsage);
+  AxeLayout smem = parse_axe_layout(args.positional[0]);
+  AxeLayout threads = parse_axe_layout(args.get("access"));
+  auto shape = util::parse_shape(args.get("shape"), "--shape");
+  std::int64_t bytes = size_of(parse_dtype(args.get("dtype")));
+  std::optional<cute::Swizzle> sw;
+  if (args.has("swizzle")) {
+    auto v = util::parse_ints(args.get("swizzle"), "--swizzle");
+    if (v.size() != 3) fail("--swizzle: expected B,M,S, got '" + args.get("swizzle") + "'");
+    for (auto x : v) {
+      if (x < -64 || x > 64) fail("--swizzle: " + std::to_string(x) + " is out of range");
+    }
+    sw = cute::Swizzle(static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]));
+  }
+  auto rep = linear::bank_conflicts(smem, threads, shape, bytes, sw);
+  std::optional<std::int64_t> f2;
+  if (bytes == 4 && rep.vector_bytes == 4) f2 = linear::f2_wavefronts(smem, threads, shape, sw);
+  if (args.json) {
+    out << "{\"vector_bytes\": " << rep.vector_bytes << ", \"instructions\": " << rep.instructions
+        << ", \"warps\": " << rep.warps << ", \"wavefronts\": " << rep.wavefronts
+        << ", \"ideal\": " << rep.ideal << ", \"per_instruction\": " << json_array(rep.per_instruction)
+        << ", \"f2_wavefronts\": " << (f2 ? std::to_string(*f2) : std::string("null")) << "}\n";
+    return 0;
+  }
+  out << rep.warps << " warp(s) x " << rep.instructions << " instruction(s) of " << rep.vector_bytes
+      << " bytes per lane\n";
+  out << "wavefronts per instruction: " << tuple_text(rep.per_instruction) << "\n";
+  out << "total " << rep.wavefronts << " wavefronts, ideal " << rep.ideal << "\n";
+  if (f2) out << "F2 formula: " << *f2 << " per instruction\n";
+  return 0;
+}
+
+const bool registered = [] {
+  register_command({"linear", kLinearUsage, &run_linear});
+  register_command({"banks", kBanksUsage, &run_banks});
+  register_command({"thread-layout", kThreadUsage, &run_thread_layout});
+  return true;
+}();
+
+}  // namespace
+}  // namespace axe::cli
