@@ -34,18 +34,8 @@
 #include <string>
 #include <vector>
 
-#ifdef AXE_CUDA_HAVE_MPI
-// C API only: the MPI C++ bindings would make every includer depend on libmpi_cxx.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
-#endif
-
 #include "axe/cuda/check.hpp"
+#include "axe/cuda/mpi_c.hpp"
 #include "axe/core/dtype.hpp"
 #include "axe/dist/placement.hpp"
 

@@ -38,15 +38,7 @@
 
 #include "axe/core/error.hpp"
 
-#ifdef AXE_CUDA_HAVE_MPI
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
-#endif
+#include "axe/cuda/mpi_c.hpp"
 
 namespace axe::cuda {
 
