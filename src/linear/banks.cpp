@@ -131,6 +131,7 @@ BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
   std::int64_t per_phase = 32 / phases;
   for (std::int64_t w = 0; w < warps; ++w) {
     for (std::int64_t g = 0; g < regs; g += v) {
+      for (std::int64_t l = 0; l < 32; ++l) rep.offsets.push_back(at(w, l, g));
       std::int64_t wf = 0;
       std::set<std::int64_t> all_words;
       for (std::int64_t ph = 0; ph < phases; ++ph) {

@@ -32,6 +32,23 @@ TEST(Banks, TV15_RowMajor_OneStoreSixteenLoadWavefronts) {
   EXPECT_EQ(f2_wavefronts(smem, parse_axe_layout(kStore), Shape{16, 32}), 1);
 }
 
+// The accesses behind the counts: the store's instruction i is register i (row i), lane l its
+// column, so it starts at 32 i + l; the load's instruction i is register i, lane l holds row l % 16
+// and column 2 i + l / 16 (kLoad: m stride 1 on the 16 middle columns, lane 16 on the last bit):
+// offset 32 (l % 16) + i + 16 (l / 16).
+TEST(Banks, Offsets_AreTheAccessesCounted_HandDerived) {
+  auto smem = parse_axe_layout("S[(16,32):(32,1)]");
+  auto st = bank_conflicts(smem, parse_axe_layout(kStore), Shape{16, 32}, 4);
+  ASSERT_EQ(st.offsets.size(), 16u * 32u);
+  for (std::int64_t i = 0; i < 16; ++i)
+    for (std::int64_t l = 0; l < 32; ++l) EXPECT_EQ(st.offsets[static_cast<std::size_t>(i * 32 + l)], 32 * i + l);
+  auto ld = bank_conflicts(smem, parse_axe_layout(kLoad), Shape{16, 32}, 4);
+  ASSERT_EQ(ld.offsets.size(), 16u * 32u);
+  for (std::int64_t i = 0; i < 16; ++i)
+    for (std::int64_t l = 0; l < 32; ++l)
+      EXPECT_EQ(ld.offsets[static_cast<std::size_t>(i * 32 + l)], 32 * (l % 16) + 2 * i + l / 16);
+}
+
 TEST(Banks, TV15_Swizzles) {
   auto smem = parse_axe_layout("S[(16,32):(32,1)]");
   // 32m + (n ^ m) = Swizzle<4,0,5>: 2 load wavefronts; 32m + (n ^ 2m) = Swizzle<4,1,4>: 1.

@@ -34,6 +34,10 @@ struct BankReport {
   std::int64_t ideal = 0;          // sum over instructions of ceil(distinct words / 32)
   // Per (warp, instruction), warp-major: the wavefronts of each instruction.
   std::vector<std::int64_t> per_instruction;
+  // Per (warp, instruction, lane), warp-major: the shared element offset (swizzle applied) where
+  // that lane's access of vector_bytes starts; -1 where the lane takes no part. The accesses the
+  // model counts, e.g. to replay them on a GPU (examples/bank_probe.cu).
+  std::vector<std::int64_t> offsets;
 };
 
 // The accesses of `threads` to `smem` on the logical `shape`, by enumeration of every element.
