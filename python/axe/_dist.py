@@ -164,13 +164,20 @@ class DistTensor:
         """DTensor's name for `local`."""
         return self.local
 
-    def local_array(self, framework="numpy"):
-        """The local shard as 'numpy', 'torch' or 'dlpack' (an object with __dlpack__)."""
+    @property
+    def local_buffer(self):
+        """The whole local storage buffer, 1-D (padding included; slot i holds the element that
+        `local_storage` maps there), without a copy."""
+        return self.local_array(self._framework, raw=True)
+
+    def local_array(self, framework="numpy", raw=False):
+        """The local shard as 'numpy', 'torch' or 'dlpack' (an object with __dlpack__); raw: the
+        whole storage buffer (see local_buffer)."""
         device_id = 0
         if framework == "torch" and backend() == "cuda":
             import torch
             device_id = local_rank() % max(1, torch.cuda.device_count())
-        a = self._t.local_array(framework, device_id)
+        a = self._t.local_array(framework, device_id, raw)
         if self.dtype == "bf16" and framework == "numpy" and _ml_dtypes is not None:
             a = a.view(_ml_dtypes.bfloat16)
         return a
@@ -271,8 +278,16 @@ def from_local(local, mesh, placements, shape, dtype=None):
                     "(%d elements)" % (layout, n))
     offset, vshape, vstrides = view
     if tuple(a.shape) != tuple(vshape):
-        raise Error("from_local: rank %d holds a shard of shape %s of %s, got an array of shape %s" % (
-            rank(), tuple(vshape), layout, tuple(a.shape)))
+        # Every rank must fail alike (the others are already in the collective wrap): pass an
+        # empty buffer, which the ranks' agreement rejects everywhere, and name the shape here.
+        why = "from_local: rank %d holds a shard of shape %s of %s, got an array of shape %s" % (
+            rank(), tuple(vshape), layout, tuple(a.shape))
+        try:
+            empty = np.empty(0, a.dtype)
+            _axe._DistTensor.from_local(empty, empty, dt, layout)
+        except Error as e:
+            raise Error(why + " (" + str(e) + ")") from None
+        raise Error(why)
     buf = np.zeros(n, dtype=a.dtype)
     item = a.dtype.itemsize
     if n:

@@ -161,11 +161,11 @@ nb::object array_over(void* data, const std::vector<std::int64_t>& shape64, cons
     return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
   }
   if (framework == "dlpack")
-    return nb::cast(nb::ndarray<>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
+    return nb::cast(nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
   fail("framework '" + framework + "': expected 'numpy', 'torch' or 'dlpack'");
 }
 
-nb::object local_array(const PyTensor& pt, const std::string& framework, int device_id) {
+nb::object local_array(const PyTensor& pt, const std::string& framework, int device_id, bool raw) {
   const DistTensor& t = pt.get();
   t.synchronize();
   Runtime& rt = t.runtime();
@@ -180,7 +180,7 @@ nb::object local_array(const PyTensor& pt, const std::string& framework, int dev
     device_type = nb::device::cuda::value;
     if (!data) fail("DistTensor.local: the buffer is neither host memory nor CUDA device memory");
   }
-  auto v = local_strides(t.layout(), rt.rank());
+  auto v = raw ? std::nullopt : local_strides(t.layout(), rt.rank());
   if (v) {
     auto* base = static_cast<std::byte*>(data);
     if (base) base += v->offset * size_of(t.dtype());
@@ -300,7 +300,7 @@ void bind_runtime(nb::module_& m) {
         }
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
       })
-      .def("local_array", &local_array, nb::arg("framework") = "numpy", nb::arg("device_id") = 0)
+      .def("local_array", &local_array, nb::arg("framework") = "numpy", nb::arg("device_id") = 0, nb::arg("raw") = false)
       .def("full_tensor", [](const PyTensor& p) { return host_array(p.get().gather_all()); })
       .def("gather", [](const PyTensor& p, int root) { return host_array(p.get().gather(root)); }, nb::arg("root") = 0)
       .def("visualize", [](const PyTensor& p) { return p.get().visualize(); })
