@@ -188,9 +188,15 @@ class DistTensor:
         return self._t.dist_layout.local_shard(rank())["storage"]
 
     # --- collective operations ---
-    def redistribute(self, placements, mesh=None):
+    def redistribute(self, placements=None, mesh=None, *, device_mesh=None):
         """A new tensor in `placements` ('S(1),R', [axe.Shard(1), ...], an axe.Layout or layout
-        text) on `mesh` (default: this tensor's). This tensor is untouched. Collective."""
+        text) on `mesh` (default: this tensor's). This tensor is untouched. Collective. DTensor's
+        order `redistribute(mesh, placements)` and `device_mesh=` work too."""
+        if isinstance(placements, _axe.Mesh):
+            placements, mesh = mesh, placements
+        mesh = mesh if mesh is not None else device_mesh
+        if placements is None:
+            raise Error("redistribute: no placements given")
         return DistTensor(self._t.redistribute(placements, mesh), self._framework)
 
     def full_tensor(self):

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <memory>
+#include <unordered_map>
 
 #include "axe/core/dtype.hpp"
 #include "axe/core/error.hpp"
@@ -287,6 +288,21 @@ void bind_runtime(nb::module_& m) {
       }, nb::rv_policy::take_ownership)
       .def("redistribute", [](const PyTensor& p, nb::handle spec, std::optional<Mesh> mesh) {
         const DistTensor& t = p.get();
+        if (!mesh && nb::isinstance<nb::str>(spec)) {
+          // Text on the tensor's own mesh: the DistLayout is cached by (text, source layout), so a
+          // training loop's repeated call parses nothing (bounded: cleared at 4096 entries).
+          static std::unordered_map<std::string, DistLayout> cache;
+          std::string key = nb::cast<std::string>(spec);
+          key += '\n';
+          key += to_string(t.layout());
+          auto it = cache.find(key);
+          if (it == cache.end()) {
+            DistLayout to = to_dist_layout(spec, t.shape(), t.mesh(), "placements");
+            if (cache.size() >= 4096) cache.clear();
+            it = cache.emplace(std::move(key), std::move(to)).first;
+          }
+          return make(t.redistribute(it->second), p.keep);
+        }
         DistLayout to = to_dist_layout(spec, t.shape(), mesh ? *mesh : t.mesh(), "placements");
         return make(t.redistribute(to), p.keep);
       }, nb::rv_policy::take_ownership, nb::arg("spec"), nb::arg("mesh") = nb::none())

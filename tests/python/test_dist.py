@@ -231,8 +231,10 @@ def test_bad_inputs_raise_on_every_rank():
         axe.from_local(np.zeros((5, 5, 5)), mesh, "S(0)", shape=(4 * axe.world_size() + 1, 4))
     with pytest.raises(axe.Error, match="already initialized"):
         axe._axe._init("", 0.0)
-    # the runtime still works after every error
+    # the runtime still works after every error; DTensor's argument order works too
     same(t.redistribute("S(1)").full_tensor(), x, "after errors")
+    same(t.redistribute(mesh, [axe.Shard(1)]).local, t.redistribute("S(1)").local, "DTensor order")
+    same(t.redistribute(placements="S(1)", device_mesh=mesh).local, t.redistribute("S(1)").local, "keywords")
 
 
 def test_dtypes_round_trip():
