@@ -36,6 +36,9 @@ void bind_errors(nb::module_& m) {
       Py_DECREF(exc);
     } catch (const Error& e) {
       PyErr_SetString(g_error, e.what());
+    } catch (const nb::cast_error&) {
+      // A value of the wrong Python type inside an argument (e.g. a string where a region pair goes).
+      PyErr_SetString(PyExc_TypeError, "an argument holds a value of the wrong type (see the function's signature)");
     }
   });
 }
