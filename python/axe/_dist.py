@@ -10,6 +10,7 @@ results come back as ml_dtypes.bfloat16 when ml_dtypes is importable, else as ui
 Any other dtype is an axe.Error naming it.
 """
 import os
+import sys
 
 import numpy as np
 
@@ -33,12 +34,17 @@ def _require_runtime():
 
 
 def init(backend=None, timeout_s=None):
-    """Starts axe's runtime on this rank: MPI (from mpirun's environment), the backend (`host`,
-    or `cuda` when built with it and a GPU is visible; AXE_BACKEND or `backend` choose), every
-    rank agreeing on the settings. Collective. Idempotent while running."""
+    """Starts axe's runtime on this rank: MPI (from mpirun's environment) and the backend, every
+    rank agreeing on the settings. Collective. Idempotent while running. The backend: `backend`,
+    else AXE_BACKEND, else `cuda` when torch is imported with CUDA available and this build has
+    the cuda backend (torch CUDA tensors), else `host` (numpy arrays, CPU tensors)."""
     _require_runtime()
     if _axe.is_initialized():
         return
+    if not backend and not os.environ.get("AXE_BACKEND"):
+        torch = sys.modules.get("torch")
+        cuda = torch is not None and torch.cuda.is_available() and "cuda" in _axe._backends()
+        backend = "cuda" if cuda else "host"
     if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_RANK" not in os.environ and \
             "PMIX_RANK" not in os.environ and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise Error(
@@ -107,6 +113,25 @@ def _as_array(x, dtype):
     if _is_bf16(a):
         return a.view(np.uint16), "bf16"
     return a, dtype or ""
+
+
+def _torch_sync(device=None, stream=None):
+    """Host-side ordering with torch's CUDA work: waits for `stream` (default: torch's current
+    stream on `device`; nothing when both are None) before axe reads memory that torch kernels may
+    still be writing. axe's own work runs on the cuda backend's stream; ordering it with torch's
+    stream through events, without a host wait, needs the backend to expose its stream, which it
+    does not yet (README "Python")."""
+    if stream is not None:
+        stream.synchronize()
+    elif device is not None:
+        import torch
+        torch.cuda.current_stream(device).synchronize()
+
+
+def _cuda_device():
+    """This rank's GPU as a torch device (the cuda backend uses local rank % device count)."""
+    import torch
+    return torch.device("cuda", local_rank() % max(1, torch.cuda.device_count()))
 
 
 class DistTensor:
@@ -188,15 +213,18 @@ class DistTensor:
         return self._t.dist_layout.local_shard(rank())["storage"]
 
     # --- collective operations ---
-    def redistribute(self, placements=None, mesh=None, *, device_mesh=None):
+    def redistribute(self, placements=None, mesh=None, *, device_mesh=None, stream=None):
         """A new tensor in `placements` ('S(1),R', [axe.Shard(1), ...], an axe.Layout or layout
         text) on `mesh` (default: this tensor's). This tensor is untouched. Collective. DTensor's
-        order `redistribute(mesh, placements)` and `device_mesh=` work too."""
+        order `redistribute(mesh, placements)` and `device_mesh=` work too. For a torch tensor
+        on the cuda backend, `stream` (default: torch's current stream) is waited for first."""
         if isinstance(placements, _axe.Mesh):
             placements, mesh = mesh, placements
         mesh = mesh if mesh is not None else device_mesh
         if placements is None:
             raise Error("redistribute: no placements given")
+        if self._framework == "torch" and (stream is not None or _axe.backend() == "cuda"):
+            _torch_sync(_cuda_device(), stream)  # torch kernels may still write this shard
         return DistTensor(self._t.redistribute(placements, mesh), self._framework)
 
     def full_tensor(self):
@@ -269,6 +297,7 @@ def from_local(local, mesh, placements, shape, dtype=None):
             import torch
             arr = arr.view(torch.int16)
         if arr.numel() == layout.local_elements and arr.is_contiguous():
+            _torch_sync(arr.device if arr.is_cuda else None)
             return DistTensor(_axe._DistTensor.from_local(arr, local, dt, layout), fw)
         local = arr.cpu().numpy()
     a = np.asarray(local)

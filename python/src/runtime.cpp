@@ -158,7 +158,9 @@ nb::object array_over(void* data, const std::vector<std::int64_t>& shape64, cons
   if (torch)
     return nb::cast(nb::ndarray<nb::pytorch>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
   if (framework == "numpy") {
-    if (device_type != nb::device::cpu::value) fail("a device buffer cannot be a numpy array: use framework='torch'");
+    if (device_type != nb::device::cpu::value)
+      fail("DistTensor.local: the shard is in GPU memory (cuda backend), which numpy cannot view: use "
+           "local_array('torch') or local_array('dlpack'), full_tensor(), or axe.init(backend='host') for numpy");
     return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
   }
   if (framework == "dlpack")
@@ -255,6 +257,7 @@ void bind_runtime(nb::module_& m) {
     return true;
   });
   m.def("is_initialized", [] { return g_runtime != nullptr; });
+  m.def("_backends", [] { return registered_backends(); }, "The backends built into this extension.");
   m.def("rank", [] { return runtime().rank(); });
   m.def("world_size", [] { return runtime().size(); });
   m.def("local_rank", [] { return runtime().local_rank(); });
