@@ -13,11 +13,13 @@ PyObject* g_parse_error = nullptr;
 }  // namespace
 
 void bind_errors(nb::module_& m) {
-  g_error = PyErr_NewExceptionWithDoc("axe.Error", "An error of axe (the C++ library's axe::Error and its message).",
-                                      PyExc_RuntimeError, nullptr);
+  g_error = PyErr_NewExceptionWithDoc(
+      "axe.Error", "An error of axe (the C++ library's axe::Error and its message).",
+      PyExc_RuntimeError, nullptr);
   nb::object bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_ValueError));
   g_parse_error = PyErr_NewExceptionWithDoc(
-      "axe.ParseError", "Malformed layout, mesh or placement text; .position is the offending character.",
+      "axe.ParseError",
+      "Malformed layout, mesh or placement text; .position is the offending character.",
       bases.ptr(), nullptr);
   m.attr("Error") = nb::handle(g_error);
   m.attr("ParseError") = nb::handle(g_parse_error);
@@ -37,8 +39,10 @@ void bind_errors(nb::module_& m) {
     } catch (const Error& e) {
       PyErr_SetString(g_error, e.what());
     } catch (const nb::cast_error&) {
-      // A value of the wrong Python type inside an argument (e.g. a string where a region pair goes).
-      PyErr_SetString(PyExc_TypeError, "an argument holds a value of the wrong type (see the function's signature)");
+      // A value of the wrong Python type inside an argument (e.g. a string where a region pair
+      // goes).
+      PyErr_SetString(PyExc_TypeError,
+                      "an argument holds a value of the wrong type (see the function's signature)");
     }
   });
 }
@@ -54,7 +58,8 @@ std::vector<std::int64_t> to_shape(nb::handle h, const char* what) {
     v.push_back(nb::cast<std::int64_t>(h));
     return v;
   }
-  if (nb::isinstance<nb::str>(h)) fail(std::string(what) + ": expected a sequence of integers, got a string");
+  if (nb::isinstance<nb::str>(h))
+    fail(std::string(what) + ": expected a sequence of integers, got a string");
   try {
     for (nb::handle x : h) v.push_back(nb::cast<std::int64_t>(x));
   } catch (const nb::python_error&) {
@@ -72,7 +77,8 @@ NB_MODULE(_axe, m) {
   m.doc() = "axe: Axe layouts, CuTe layouts, the redistribution planner and distributed tensors";
   axe::py::bind_errors(m);
   axe::py::bind_layout(m);
-  nb::module_ cute = m.def_submodule("cute", "CuTe layouts, their algebra and swizzles (colexicographic, as NVIDIA CuTe)");
+  nb::module_ cute = m.def_submodule(
+      "cute", "CuTe layouts, their algebra and swizzles (colexicographic, as NVIDIA CuTe)");
   axe::py::bind_cute(cute);
   axe::py::bind_dist(m);
   axe::py::bind_plan(m);

@@ -53,7 +53,8 @@ std::optional<LocalStrides> local_strides(const DistLayout& dl, std::int64_t ran
   if (!g || s.shape.size() != nd) return std::nullopt;
   const auto& d = g->layout.shard();
   for (std::size_t k = 0; k < nd; ++k) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> modes;  // (extent, stride) of memory iters, outer first
+    std::vector<std::pair<std::int64_t, std::int64_t>>
+        modes;  // (extent, stride) of memory iters, outer first
     for (std::size_t i = g->boundaries[k]; i < g->boundaries[k + 1]; ++i) {
       const Iter& it = d[i];
       if (!it.axis.is_memory() || it.extent == 1) continue;
@@ -83,27 +84,37 @@ std::optional<LocalStrides> local_strides(const DistLayout& dl, std::int64_t ran
 
 nb::dlpack::dtype dl_dtype(DType t, bool bf16_as_uint16) {
   using nb::dlpack::dtype_code;
-  auto make = [](dtype_code c, int bits) { return nb::dlpack::dtype{static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(bits), 1}; };
+  auto make = [](dtype_code c, int bits) {
+    return nb::dlpack::dtype{static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(bits), 1};
+  };
   switch (t) {
-    case DType::F32: return make(dtype_code::Float, 32);
-    case DType::F16: return make(dtype_code::Float, 16);
-    case DType::BF16: return bf16_as_uint16 ? make(dtype_code::UInt, 16) : make(dtype_code::Bfloat, 16);
-    case DType::F64: return make(dtype_code::Float, 64);
-    case DType::I32: return make(dtype_code::Int, 32);
-    case DType::I64: return make(dtype_code::Int, 64);
-    case DType::U8: return make(dtype_code::UInt, 8);
+    case DType::F32:
+      return make(dtype_code::Float, 32);
+    case DType::F16:
+      return make(dtype_code::Float, 16);
+    case DType::BF16:
+      return bf16_as_uint16 ? make(dtype_code::UInt, 16) : make(dtype_code::Bfloat, 16);
+    case DType::F64:
+      return make(dtype_code::Float, 64);
+    case DType::I32:
+      return make(dtype_code::Int, 32);
+    case DType::I64:
+      return make(dtype_code::Int, 64);
+    case DType::U8:
+      return make(dtype_code::UInt, 8);
   }
   fail("unknown dtype");
 }
 
-// axe's dtype of a DLPack dtype; `name` ("" or e.g. "bf16") overrides it for raw bits of the same size.
+// axe's dtype of a DLPack dtype; `name` ("" or e.g. "bf16") overrides it for raw bits of the same
+// size.
 DType dtype_of(nb::dlpack::dtype t, const std::string& name) {
   using nb::dlpack::dtype_code;
   if (!name.empty()) {
     DType d = parse_dtype(name);
     if (t.bits != size_of(d) * 8 || t.lanes != 1)
-      fail("dtype '" + name + "' has " + std::to_string(size_of(d) * 8) + "-bit elements; the array's have " +
-           std::to_string(t.bits));
+      fail("dtype '" + name + "' has " + std::to_string(size_of(d) * 8) +
+           "-bit elements; the array's have " + std::to_string(t.bits));
     return d;
   }
   const auto c = static_cast<dtype_code>(t.code);
@@ -118,8 +129,10 @@ DType dtype_of(nb::dlpack::dtype t, const std::string& name) {
   }
   static const char* codes[] = {"int", "uint", "float", "?", "bfloat", "complex", "bool"};
   std::string cname = t.code < 7 ? codes[t.code] : "code " + std::to_string(t.code);
-  fail("unsupported dtype " + cname + std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "") +
-       ": axe's dtypes are f32, f16, bf16, f64, i32, i64 and u8 (a uint16 array of bf16 bits: pass dtype='bf16')");
+  fail("unsupported dtype " + cname + std::to_string(t.bits) +
+       (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "") +
+       ": axe's dtypes are f32, f16, bf16, f64, i32, i64 and u8 (a uint16 array of bf16 bits: pass "
+       "dtype='bf16')");
 }
 
 #ifdef AXE_PY_RUNTIME
@@ -150,21 +163,28 @@ PyTensor* make(DistTensor t, nb::object keep = nb::object()) {
 }
 
 // An ndarray over `bytes` owned by `owner`, in the framework named ("numpy", "torch", "none").
-nb::object array_over(void* data, const std::vector<std::int64_t>& shape64, const std::vector<std::int64_t>& strides,
-                      DType dtype, nb::handle owner, const std::string& framework, int device_type, int device_id) {
+nb::object array_over(void* data, const std::vector<std::int64_t>& shape64,
+                      const std::vector<std::int64_t>& strides, DType dtype, nb::handle owner,
+                      const std::string& framework, int device_type, int device_id) {
   std::vector<std::size_t> shape(shape64.begin(), shape64.end());
   const bool torch = framework == "torch";
   nb::dlpack::dtype dt = dl_dtype(dtype, !torch);
   if (torch)
-    return nb::cast(nb::ndarray<nb::pytorch>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
+    return nb::cast(nb::ndarray<nb::pytorch>(data, shape.size(), shape.data(), owner,
+                                             strides.data(), dt, device_type, device_id));
   if (framework == "numpy") {
     if (device_type != nb::device::cpu::value)
-      fail("DistTensor.local: the shard is in GPU memory (cuda backend), which numpy cannot view: use "
-           "local_array('torch') or local_array('dlpack'), full_tensor(), or axe.init(backend='host') for numpy");
-    return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
+      fail(
+          "DistTensor.local: the shard is in GPU memory (cuda backend), which numpy cannot view: "
+          "use "
+          "local_array('torch') or local_array('dlpack'), full_tensor(), or "
+          "axe.init(backend='host') for numpy");
+    return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, strides.data(),
+                                           dt, device_type, device_id));
   }
   if (framework == "dlpack")
-    return nb::cast(nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id));
+    return nb::cast(nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner,
+                                               strides.data(), dt, device_type, device_id));
   fail("framework '" + framework + "': expected 'numpy', 'torch' or 'dlpack'");
 }
 
@@ -187,7 +207,8 @@ nb::object local_array(const PyTensor& pt, const std::string& framework, int dev
   if (v) {
     auto* base = static_cast<std::byte*>(data);
     if (base) base += v->offset * size_of(t.dtype());
-    return array_over(base, v->shape, v->strides, t.dtype(), owner, framework, device_type, device_id);
+    return array_over(base, v->shape, v->strides, t.dtype(), owner, framework, device_type,
+                      device_id);
   }
   const std::int64_t n = static_cast<std::int64_t>(b.bytes()) / size_of(t.dtype());
   return array_over(data, {n}, {1}, t.dtype(), owner, framework, device_type, device_id);
@@ -200,18 +221,22 @@ nb::object host_array(HostTensor h) {
   nb::capsule owner(held, [](void* p) noexcept { delete static_cast<HostTensor*>(p); });
   std::vector<std::int64_t> strides(held->shape.size(), 1);
   for (std::size_t k = held->shape.size(); k-- > 1;) strides[k - 1] = strides[k] * held->shape[k];
-  return array_over(held->data.data(), held->shape, strides, held->dtype, owner, "numpy", nb::device::cpu::value, 0);
+  return array_over(held->data.data(), held->shape, strides, held->dtype, owner, "numpy",
+                    nb::device::cpu::value, 0);
 }
 
 HostTensor host_tensor(const nb::ndarray<nb::ro>& a, DType dt, bool with_data) {
   HostTensor h;
-  for (std::size_t k = 0; k < a.ndim(); ++k) h.shape.push_back(static_cast<std::int64_t>(a.shape(k)));
+  for (std::size_t k = 0; k < a.ndim(); ++k)
+    h.shape.push_back(static_cast<std::int64_t>(a.shape(k)));
   h.dtype = dt;
   if (!with_data) return h;
-  if (a.device_type() != nb::device::cpu::value) fail("distribute: the global tensor must be in host memory");
+  if (a.device_type() != nb::device::cpu::value)
+    fail("distribute: the global tensor must be in host memory");
   std::int64_t expect = 1;
   for (std::size_t k = a.ndim(); k-- > 0;) {
-    if (a.shape(k) != 1 && a.stride(k) != expect) fail("distribute: the global tensor must be C-contiguous");
+    if (a.shape(k) != 1 && a.stride(k) != expect)
+      fail("distribute: the global tensor must be C-contiguous");
     expect *= static_cast<std::int64_t>(a.shape(k));
   }
   const std::size_t bytes = a.nbytes();
@@ -224,31 +249,43 @@ HostTensor host_tensor(const nb::ndarray<nb::ro>& a, DType dt, bool with_data) {
 #endif
 
 void bind_runtime(nb::module_& m) {
-  m.def("_local_strides", [](const DistLayout& dl, std::int64_t rank) -> nb::object {
-    auto v = local_strides(dl, rank);
-    if (!v) return nb::none();
-    return nb::make_tuple(v->offset, v->shape, v->strides);
-  }, "(offset, shape, strides) in elements of the local shard's strided view in its storage buffer, or None");
+  m.def(
+      "_local_strides",
+      [](const DistLayout& dl, std::int64_t rank) -> nb::object {
+        auto v = local_strides(dl, rank);
+        if (!v) return nb::none();
+        return nb::make_tuple(v->offset, v->shape, v->strides);
+      },
+      "(offset, shape, strides) in elements of the local shard's strided view in its storage "
+      "buffer, or None");
   m.def("dtype_size", [](const std::string& name) { return size_of(parse_dtype(name)); });
 #ifndef AXE_PY_RUNTIME
   m.attr("HAVE_RUNTIME") = false;
   m.def("_init", [](const std::string&, double) {
-    fail("axe.init: this build of axe has no distributed runtime (MPI was not found when it was built: install "
-         "libopenmpi-dev and reinstall)");
+    fail(
+        "axe.init: this build of axe has no distributed runtime (MPI was not found when it was "
+        "built: install "
+        "libopenmpi-dev and reinstall)");
   });
 #else
   m.attr("HAVE_RUNTIME") = true;
-  m.def("_init", [](const std::string& backend, double timeout_s) {
-    if (g_runtime) fail("axe.init: already initialized (call axe.finalize() first)");
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized) fail("axe.init: MPI was finalized in this process (by axe.finalize()); MPI cannot start twice");
-    RuntimeOptions o;
-    o.backend = backend;
-    o.timeout_s = timeout_s;
-    g_runtime = std::make_unique<Runtime>(o);
-    ++g_generation;
-  }, nb::arg("backend") = "", nb::arg("timeout_s") = 0.0);
+  m.def(
+      "_init",
+      [](const std::string& backend, double timeout_s) {
+        if (g_runtime) fail("axe.init: already initialized (call axe.finalize() first)");
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (finalized)
+          fail(
+              "axe.init: MPI was finalized in this process (by axe.finalize()); MPI cannot start "
+              "twice");
+        RuntimeOptions o;
+        o.backend = backend;
+        o.timeout_s = timeout_s;
+        g_runtime = std::make_unique<Runtime>(o);
+        ++g_generation;
+      },
+      nb::arg("backend") = "", nb::arg("timeout_s") = 0.0);
   m.def("_finalize", [] {
     if (!g_runtime) return false;
     g_runtime->backend().synchronize();
@@ -257,7 +294,8 @@ void bind_runtime(nb::module_& m) {
     return true;
   });
   m.def("is_initialized", [] { return g_runtime != nullptr; });
-  m.def("_backends", [] { return registered_backends(); }, "The backends built into this extension.");
+  m.def(
+      "_backends", [] { return registered_backends(); }, "The backends built into this extension.");
   m.def("rank", [] { return runtime().rank(); });
   m.def("world_size", [] { return runtime().size(); });
   m.def("local_rank", [] { return runtime().local_rank(); });
@@ -265,73 +303,94 @@ void bind_runtime(nb::module_& m) {
   m.def("barrier", [] { runtime().barrier(); });
 
   nb::class_<PyTensor>(m, "_DistTensor")
-      .def_static("distribute", [](nb::ndarray<nb::ro> a, const std::string& dtype, nb::handle spec, const Mesh& mesh,
-                                   std::optional<int> src_rank) {
-        Runtime& rt = runtime();
-        DType dt = dtype_of(a.dtype(), dtype);
-        HostTensor h = host_tensor(a, dt, !src_rank || *src_rank == rt.rank());
-        DistLayout l = to_dist_layout(spec, h.shape, mesh, "placements");
-        if (src_rank) return make(DistTensor::scatter(h, l, *src_rank, rt));
-        return make(DistTensor::from_global(h, l, rt));
-      }, nb::rv_policy::take_ownership)
-      .def_static("from_local", [](nb::ndarray<> a, nb::object keep, const std::string& dtype, const DistLayout& l) {
-        Runtime& rt = runtime();
-        DType dt = dtype_of(a.dtype(), dtype);
-        // Contiguous (any shape): the buffer is the caller's memory, in storage order.
-        bool contiguous = true;
-        std::int64_t expect = 1;
-        for (std::size_t k = a.ndim(); k-- > 0;) {
-          if (a.shape(k) != 1 && a.stride(k) != expect) contiguous = false;
-          expect *= static_cast<std::int64_t>(a.shape(k));
-        }
-        if (!contiguous) fail("from_local: the local buffer must be contiguous (storage order)");
-        if (a.device_type() == nb::device::cuda::value && rt.backend().name() != "cuda")
-          fail("from_local: a CUDA tensor needs the cuda backend (this runtime's is '" + std::string(rt.backend().name()) + "')");
-        return make(DistTensor::wrap(l, dt, a.data(), a.nbytes(), rt), std::move(keep));
-      }, nb::rv_policy::take_ownership)
-      .def("redistribute", [](const PyTensor& p, nb::handle spec, std::optional<Mesh> mesh) {
-        const DistTensor& t = p.get();
-        if (!mesh && nb::isinstance<nb::str>(spec)) {
-          // Text on the tensor's own mesh: the DistLayout is cached by (text, source layout), so a
-          // training loop's repeated call parses nothing (bounded: cleared at 4096 entries).
-          static std::unordered_map<std::string, DistLayout> cache;
-          std::string key = nb::cast<std::string>(spec);
-          key += '\n';
-          key += to_string(t.layout());
-          auto it = cache.find(key);
-          if (it == cache.end()) {
-            DistLayout to = to_dist_layout(spec, t.shape(), t.mesh(), "placements");
-            if (cache.size() >= 4096) cache.clear();
-            it = cache.emplace(std::move(key), std::move(to)).first;
-          }
-          return make(t.redistribute(it->second), p.keep);
-        }
-        DistLayout to = to_dist_layout(spec, t.shape(), mesh ? *mesh : t.mesh(), "placements");
-        return make(t.redistribute(to), p.keep);
-      }, nb::rv_policy::take_ownership, nb::arg("spec"), nb::arg("mesh") = nb::none())
-      .def("_bench_redistribute", [](const PyTensor& p, const DistLayout& to, int iters) {
-        // The C++ call alone, for the Python-overhead benchmark (examples/python/overhead_bench.py).
-        const DistTensor& t = p.get();
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; ++i) {
-          DistTensor r = t.redistribute(to);
-          r.synchronize();
-        }
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
-      })
-      .def("local_array", &local_array, nb::arg("framework") = "numpy", nb::arg("device_id") = 0, nb::arg("raw") = false)
+      .def_static(
+          "distribute",
+          [](nb::ndarray<nb::ro> a, const std::string& dtype, nb::handle spec, const Mesh& mesh,
+             std::optional<int> src_rank) {
+            Runtime& rt = runtime();
+            DType dt = dtype_of(a.dtype(), dtype);
+            HostTensor h = host_tensor(a, dt, !src_rank || *src_rank == rt.rank());
+            DistLayout l = to_dist_layout(spec, h.shape, mesh, "placements");
+            if (src_rank) return make(DistTensor::scatter(h, l, *src_rank, rt));
+            return make(DistTensor::from_global(h, l, rt));
+          },
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "from_local",
+          [](nb::ndarray<> a, nb::object keep, const std::string& dtype, const DistLayout& l) {
+            Runtime& rt = runtime();
+            DType dt = dtype_of(a.dtype(), dtype);
+            // Contiguous (any shape): the buffer is the caller's memory, in storage order.
+            bool contiguous = true;
+            std::int64_t expect = 1;
+            for (std::size_t k = a.ndim(); k-- > 0;) {
+              if (a.shape(k) != 1 && a.stride(k) != expect) contiguous = false;
+              expect *= static_cast<std::int64_t>(a.shape(k));
+            }
+            if (!contiguous)
+              fail("from_local: the local buffer must be contiguous (storage order)");
+            if (a.device_type() == nb::device::cuda::value && rt.backend().name() != "cuda")
+              fail("from_local: a CUDA tensor needs the cuda backend (this runtime's is '" +
+                   std::string(rt.backend().name()) + "')");
+            return make(DistTensor::wrap(l, dt, a.data(), a.nbytes(), rt), std::move(keep));
+          },
+          nb::rv_policy::take_ownership)
+      .def(
+          "redistribute",
+          [](const PyTensor& p, nb::handle spec, std::optional<Mesh> mesh) {
+            const DistTensor& t = p.get();
+            if (!mesh && nb::isinstance<nb::str>(spec)) {
+              // Text on the tensor's own mesh: the DistLayout is cached by (text, source layout),
+              // so a training loop's repeated call parses nothing (bounded: cleared at 4096
+              // entries).
+              static std::unordered_map<std::string, DistLayout> cache;
+              std::string key = nb::cast<std::string>(spec);
+              key += '\n';
+              key += to_string(t.layout());
+              auto it = cache.find(key);
+              if (it == cache.end()) {
+                DistLayout to = to_dist_layout(spec, t.shape(), t.mesh(), "placements");
+                if (cache.size() >= 4096) cache.clear();
+                it = cache.emplace(std::move(key), std::move(to)).first;
+              }
+              return make(t.redistribute(it->second), p.keep);
+            }
+            DistLayout to = to_dist_layout(spec, t.shape(), mesh ? *mesh : t.mesh(), "placements");
+            return make(t.redistribute(to), p.keep);
+          },
+          nb::rv_policy::take_ownership, nb::arg("spec"), nb::arg("mesh") = nb::none())
+      .def("_bench_redistribute",
+           [](const PyTensor& p, const DistLayout& to, int iters) {
+             // The C++ call alone, for the Python-overhead benchmark
+             // (examples/python/overhead_bench.py).
+             const DistTensor& t = p.get();
+             auto t0 = std::chrono::steady_clock::now();
+             for (int i = 0; i < iters; ++i) {
+               DistTensor r = t.redistribute(to);
+               r.synchronize();
+             }
+             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                    iters;
+           })
+      .def("local_array", &local_array, nb::arg("framework") = "numpy", nb::arg("device_id") = 0,
+           nb::arg("raw") = false)
       .def("full_tensor", [](const PyTensor& p) { return host_array(p.get().gather_all()); })
-      .def("gather", [](const PyTensor& p, int root) { return host_array(p.get().gather(root)); }, nb::arg("root") = 0)
+      .def(
+          "gather", [](const PyTensor& p, int root) { return host_array(p.get().gather(root)); },
+          nb::arg("root") = 0)
       .def("visualize", [](const PyTensor& p) { return p.get().visualize(); })
       .def("synchronize", [](const PyTensor& p) { p.get().synchronize(); })
-      .def("buffer_address", [](const PyTensor& p) {
-        Buffer& b = const_cast<Buffer&>(p.get().buffer());
-        return reinterpret_cast<std::uintptr_t>(b.host_data() ? static_cast<void*>(b.host_data()) : b.device_data());
-      })
+      .def("buffer_address",
+           [](const PyTensor& p) {
+             Buffer& b = const_cast<Buffer&>(p.get().buffer());
+             return reinterpret_cast<std::uintptr_t>(
+                 b.host_data() ? static_cast<void*>(b.host_data()) : b.device_data());
+           })
       .def("buffer_bytes", [](const PyTensor& p) { return p.get().buffer().bytes(); })
       .def_prop_ro("dist_layout", [](const PyTensor& p) { return p.get().layout(); })
       .def_prop_ro("shape", [](const PyTensor& p) { return p.get().shape(); })
-      .def_prop_ro("dtype", [](const PyTensor& p) { return std::string(to_string(p.get().dtype())); })
+      .def_prop_ro("dtype",
+                   [](const PyTensor& p) { return std::string(to_string(p.get().dtype())); })
       .def_prop_ro("last_plan", [](const PyTensor& p) { return p.get().last_plan(); });
 #endif
 }
