@@ -39,7 +39,8 @@ from ._axe import (  # noqa: E402  (re-exported C++ values and functions)
 )
 from ._dist import (  # noqa: E402
     DistTensor, init, finalize, is_initialized, rank, world_size, local_rank, backend, barrier,
-    distribute, from_local, visualize, DTYPES,
+    distribute, from_local, visualize, DTYPES, init_device_mesh, distribute_tensor,
+    visualize_sharding,
 )
 
 __version__ = "0.1.0"
@@ -49,6 +50,7 @@ __all__ = [
     "plan", "simulate", "canonicalize", "equivalent", "storage", "group", "tile", "tile_of", "slice",
     "direct_sum", "project", "check_valid", "is_valid", "cute", "DistTensor", "init", "finalize",
     "is_initialized", "rank", "world_size", "local_rank", "backend", "barrier", "distribute",
-    "from_local", "visualize", "DTYPES",
+    "from_local", "visualize", "DTYPES", "init_device_mesh", "distribute_tensor",
+    "visualize_sharding",
 ]
 _atexit.register(finalize)

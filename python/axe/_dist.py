@@ -166,6 +166,8 @@ class DistTensor:
     def mesh(self):
         return self._t.dist_layout.mesh
 
+    device_mesh = mesh  # DTensor's name
+
     @property
     def placements(self):
         """The DTensor-style placements (a list of axe.Shard/Replicate/Partial), or None for a
@@ -338,3 +340,20 @@ def visualize(t, header="", use_rank=0):
     if use_rank is None or rank() == use_rank:
         print(text, end="" if text.endswith("\n") else "\n")
     return text
+
+
+def init_device_mesh(device_type, mesh_shape, mesh_dim_names=None):
+    """DTensor's init_device_mesh: an axe.Mesh of `mesh_shape` named `mesh_dim_names` (default
+    dim0, dim1, ...), ranks row-major. `device_type` is accepted for the familiar call; the
+    backend is the runtime's (axe.init)."""
+    shape = (mesh_shape,) if isinstance(mesh_shape, int) else tuple(mesh_shape)
+    names = tuple(mesh_dim_names) if mesh_dim_names else tuple("dim%d" % i for i in range(len(shape)))
+    if len(names) != len(shape):
+        raise Error("init_device_mesh: %d names for a mesh of %d dims" % (len(names), len(shape)))
+    return _axe.Mesh(list(zip(names, shape)))
+
+
+# DTensor's names for the same functions.
+distribute_tensor = distribute
+visualize_sharding = visualize
+DistTensor.from_local = staticmethod(from_local)

@@ -237,6 +237,17 @@ def test_bad_inputs_raise_on_every_rank():
     same(t.redistribute(placements="S(1)", device_mesh=mesh).local, t.redistribute("S(1)").local, "keywords")
 
 
+def test_dtensor_names():
+    n = axe.world_size()
+    mesh = axe.init_device_mesh("cpu", (n,), mesh_dim_names=("gpu",))
+    assert mesh == axe.Mesh(gpu=n) and axe.init_device_mesh("cpu", n).axes == ["dim0"]
+    x = np.arange(2.0 * n * 3).reshape(2 * n, 3)
+    t = axe.distribute_tensor(x, mesh, [axe.Shard(0)])
+    u = axe.DistTensor.from_local(t.to_local(), mesh, [axe.Shard(0)], shape=x.shape)
+    same(u.full_tensor(), x, "from_local of to_local")
+    assert t.device_mesh == mesh and "rank" in axe.visualize_sharding(t, use_rank=None) or "rows" in axe.visualize(t)
+
+
 def test_dtypes_round_trip():
     mesh = axe.Mesh(gpu=axe.world_size())
     rng = random.Random(seed())
