@@ -65,6 +65,11 @@ constexpr Tunable kTable[] = {
     {"AXE_TESTDATA_DIR", K::Path, "", 0, 0, "tests", "shared test data; empty: `../shared/testdata`"},
     {"AXE_CUTE_VECTORS", K::Path, "", 0, 0, "tests",
      "CuTe reference vectors; empty: `cute_reference_vectors.json` in the test data"},
+    {"AXE_CLI", K::Path, "", 0, 0, "tests",
+     "Python tests: the `axe` calculator they compare with (CTest sets it); empty: `axe` on `PATH`, else skipped"},
+    {"AXE_PYTHON", K::Path, "", 0, 0, "tests",
+     "README check: the interpreter that runs the README's Python (CTest sets it when the extension is built); "
+     "empty: skipped"},
 };
 
 [[noreturn]] void bad_value(const Tunable& t, const std::string& text, const std::string& why) {

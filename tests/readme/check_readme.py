@@ -11,7 +11,11 @@ In the README's ```sh blocks:
   * `launch/axe-run ...` on one host runs as written (programs under ./build/ taken from
     BUILD_DIR) and must exit 0; a multi-host line (--hosts, --hostfile) runs with --dry-run and
     must print the mpirun command it would run.
-  * the Set-up section's two commands are what CI runs (.ci/run); they are not run here.
+  * a `launch/axe-run ... python3 SCRIPT` line runs SCRIPT with the interpreter in $AXE_PYTHON
+    and the package in BUILD_DIR/python (skipped, and said so, when the build has no extension).
+In the README's ```python blocks (section "Python"): each block runs as a script with that
+interpreter, under `launch/axe-run -np 4` when it calls axe.init(); it must exit 0.
+The Set-up section's three commands are what CI runs (.ci/run); they are not run here.
 Prints one line per command and exits 1 when any fails.
 """
 import os
@@ -21,14 +25,24 @@ import subprocess
 import sys
 
 
-def sh_blocks(text):
+def python_env(build):
+    """(interpreter, environment) for the Python package of BUILD_DIR, or None without it."""
+    py = os.environ.get("AXE_PYTHON")
+    if not py or not os.path.isdir(os.path.join(build, "python", "axe")):
+        return None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(build, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    return py, env
+
+
+def sh_blocks(text, lang="sh"):
     section = ""
     lines = text.splitlines()
     i = 0
     while i < len(lines):
         if lines[i].startswith("## "):
             section = lines[i][3:].strip()
-        if lines[i].strip() == "```sh":
+        if lines[i].strip() == "```" + lang:
             j = i + 1
             while j < len(lines) and lines[j].strip() != "```":
                 j += 1
@@ -37,8 +51,8 @@ def sh_blocks(text):
         i += 1
 
 
-def run(cmd, cwd, timeout=300):
-    p = subprocess.run(cmd, cwd=cwd, shell=True, capture_output=True, text=True, timeout=timeout)
+def run(cmd, cwd, timeout=300, env=None):
+    p = subprocess.run(cmd, cwd=cwd, shell=True, capture_output=True, text=True, timeout=timeout, env=env)
     return p.returncode, p.stdout + p.stderr
 
 
@@ -66,6 +80,12 @@ def check_axe(args, shown, src, build):
 
 def check_launch(line, src, build):
     words = shlex.split(line.split(" #", 1)[0])
+    env = None
+    if "python3" in words:
+        pe = python_env(build)
+        if pe is None:
+            return None, "skipped: the build has no Python extension (AXE_PYTHON unset or no build/python/axe)"
+        words[words.index("python3")], env = pe
     multi = "--hosts" in words or "--hostfile" in words
     if multi and "--dry-run" not in words:
         words.insert(1, "--dry-run")
@@ -80,7 +100,7 @@ def check_launch(line, src, build):
             if w.startswith(prefix):
                 w = os.path.join(build, w[len(prefix):])
         fixed.append(w)
-    rc, out = run(" ".join(shlex.quote(w) for w in fixed), src)
+    rc, out = run(" ".join(shlex.quote(w) for w in fixed), src, env=env)
     problems = []
     if rc != 0:
         problems.append(f"exit status {rc}")
@@ -112,12 +132,34 @@ def main(src, build):
                 i += 1
                 continue
             count += 1
-            if problems:
+            if problems is None:
+                print(f"skip {line}: {out}")
+            elif problems:
                 failed += 1
                 print(f"FAIL {line}\n  " + "\n  ".join(problems) + "\n  output:\n    " +
                       "\n    ".join(out.splitlines()[-20:]))
             else:
                 print(f"ok   {line}")
+    for section, block in sh_blocks(text, "python"):
+        code = "\n".join(block) + "\n"
+        name = "python block: " + block[0]
+        count += 1
+        pe = python_env(build)
+        if pe is None:
+            print(f"skip {name}: the build has no Python extension")
+            continue
+        path = os.path.join(build, "readme_block_%d.py" % count)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(code)
+        cmd = shlex.quote(pe[0]) + " " + shlex.quote(path)
+        if "axe.init()" in code:
+            cmd = shlex.quote(os.path.join(src, "launch", "axe-run")) + " -np 4 " + cmd
+        rc, out = run(cmd, src, env=pe[1])
+        if rc != 0:
+            failed += 1
+            print(f"FAIL {name}\n  exit status {rc}\n  output:\n    " + "\n    ".join(out.splitlines()[-20:]))
+        else:
+            print(f"ok   {name}")
     print(f"{count} README commands run, {failed} failed")
     return 1 if failed or count == 0 else 0
 

@@ -1,0 +1,360 @@
+"""Distributed tensors (axe::DistTensor) for numpy arrays and torch tensors.
+
+Every call that takes or returns a DistTensor is collective over the ranks of the runtime, as in
+C++: every rank calls it with the same arguments, or every rank gets the same axe.Error.
+
+dtypes: float32 f32, float16 f16, float64 f64, int32 i32, int64 i64, uint8 u8 map to numpy and
+torch alike. bfloat16 (bf16): torch.bfloat16 and ml_dtypes.bfloat16 arrays are taken as bf16;
+numpy has no bf16, so a plain numpy uint16 array of bf16 bits is passed with dtype="bf16", and bf16
+results come back as ml_dtypes.bfloat16 when ml_dtypes is importable, else as uint16 bits.
+Any other dtype is an axe.Error naming it.
+"""
+import os
+import sys
+
+import numpy as np
+
+from . import _axe
+from ._axe import Error
+
+DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32,
+          "i64": np.int64, "u8": np.uint8, "bf16": None}
+
+try:  # optional: numpy's bfloat16 from ml_dtypes
+    import ml_dtypes as _ml_dtypes
+
+    DTYPES["bf16"] = _ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover - depends on the environment
+    _ml_dtypes = None
+
+
+def _require_runtime():
+    if not _axe.HAVE_RUNTIME:
+        raise Error("axe was built without its distributed runtime (MPI was not found at build time)")
+
+
+def init(backend=None, timeout_s=None):
+    """Starts axe's runtime on this rank: MPI (from mpirun's environment) and the backend, every
+    rank agreeing on the settings. Collective. Idempotent while running. The backend: `backend`,
+    else AXE_BACKEND, else `cuda` when torch is imported with CUDA available and this build has
+    the cuda backend (torch CUDA tensors), else `host` (numpy arrays, CPU tensors)."""
+    _require_runtime()
+    if _axe.is_initialized():
+        return
+    if not backend and not os.environ.get("AXE_BACKEND"):
+        torch = sys.modules.get("torch")
+        cuda = torch is not None and torch.cuda.is_available() and "cuda" in _axe._backends()
+        backend = "cuda" if cuda else "host"
+    world = os.environ.get("WORLD_SIZE", "1")
+    if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_RANK" not in os.environ and \
+            "PMIX_RANK" not in os.environ and world != "1":
+        raise Error(
+            "axe.init: WORLD_SIZE=%s but no MPI launcher (torchrun?): axe's runtime bootstraps from MPI; "
+            "launch with mpirun (launch/axe-run -np %s python ...). A TCP rendezvous for torchrun is not "
+            "implemented yet" % (os.environ["WORLD_SIZE"], os.environ["WORLD_SIZE"]))
+    _axe._init(backend or "", float(timeout_s or 0))
+
+
+def finalize():
+    """Ends the runtime (MPI_Finalize when axe started MPI). Tensors of the ended runtime raise
+    axe.Error afterwards; their local arrays stay valid. Called at exit when still running."""
+    if _axe.HAVE_RUNTIME:
+        _axe._finalize()
+
+
+def is_initialized():
+    return _axe.HAVE_RUNTIME and _axe.is_initialized()
+
+
+def rank():
+    _require_runtime()
+    return _axe.rank()
+
+
+def world_size():
+    _require_runtime()
+    return _axe.world_size()
+
+
+def local_rank():
+    _require_runtime()
+    return _axe.local_rank()
+
+
+def backend():
+    _require_runtime()
+    return _axe.backend()
+
+
+def barrier():
+    _require_runtime()
+    _axe.barrier()
+
+
+def _framework(x):
+    t = type(x)
+    return "torch" if t.__module__.split(".")[0] == "torch" else "numpy"
+
+
+def _is_bf16(x):
+    dt = getattr(x, "dtype", None)
+    return dt is not None and str(dt) in ("bfloat16", "torch.bfloat16")
+
+
+def _as_array(x, dtype):
+    """(array for nanobind, dtype name or '') of a numpy array, torch tensor or array-like."""
+    if _framework(x) == "torch":
+        if x.device.type != "cpu":
+            x = x.cpu()
+        x = x.contiguous()
+        if str(x.dtype) == "torch.bfloat16":
+            return x.view(__import__("torch").int16), "bf16"
+        return x, dtype or ""
+    a = np.ascontiguousarray(x)
+    if _is_bf16(a):
+        return a.view(np.uint16), "bf16"
+    return a, dtype or ""
+
+
+def _torch_sync(device=None, stream=None):
+    """Host-side ordering with torch's CUDA work: waits for `stream` (default: torch's current
+    stream on `device`; nothing when both are None) before axe reads memory that torch kernels may
+    still be writing. axe's own work runs on the cuda backend's stream; ordering it with torch's
+    stream through events, without a host wait, needs the backend to expose its stream, which it
+    does not yet (README "Python")."""
+    if stream is not None:
+        stream.synchronize()
+    elif device is not None:
+        import torch
+        torch.cuda.current_stream(device).synchronize()
+
+
+def _cuda_device():
+    """This rank's GPU as a torch device (the cuda backend uses local rank % device count)."""
+    import torch
+    return torch.device("cuda", local_rank() % max(1, torch.cuda.device_count()))
+
+
+class DistTensor:
+    """A tensor sharded over a mesh by an Axe layout: (global shape, dtype, layout, mesh, local
+    buffer). Made by axe.distribute / axe.from_local / redistribute; immutable in its layout."""
+
+    __slots__ = ("_t", "_framework", "__weakref__")
+
+    def __init__(self, impl, framework="numpy"):
+        self._t = impl
+        self._framework = framework
+
+    # --- what it is ---
+    @property
+    def shape(self):
+        return tuple(self._t.shape)
+
+    @property
+    def dtype(self):
+        """axe's dtype name: f32, f16, bf16, f64, i32, i64 or u8."""
+        return self._t.dtype
+
+    @property
+    def dist_layout(self):
+        return self._t.dist_layout
+
+    @property
+    def layout(self):
+        return self._t.dist_layout.layout
+
+    @property
+    def mesh(self):
+        return self._t.dist_layout.mesh
+
+    device_mesh = mesh  # DTensor's name
+
+    @property
+    def placements(self):
+        """The DTensor-style placements (a list of axe.Shard/Replicate/Partial), or None for a
+        layout no placements express."""
+        return self._t.dist_layout.placements
+
+    @property
+    def last_plan(self):
+        """The outline of the plan of the redistribution that made this tensor ('' if none)."""
+        return self._t.last_plan
+
+    # --- the local shard, without a copy ---
+    @property
+    def local(self):
+        """This rank's shard as an array of the caller's framework over axe's own buffer (no copy;
+        writes land in the tensor). Shape: the held sub-tensor (DTensor's local shape) where the
+        storage is a strided array, else the raw storage buffer (1-D, see `local_storage`)."""
+        return self.local_array(self._framework)
+
+    def to_local(self):
+        """DTensor's name for `local`."""
+        return self.local
+
+    @property
+    def local_buffer(self):
+        """The whole local storage buffer, 1-D (padding included; slot i holds the element that
+        `local_storage` maps there), without a copy."""
+        return self.local_array(self._framework, raw=True)
+
+    def local_array(self, framework="numpy", raw=False):
+        """The local shard as 'numpy', 'torch' or 'dlpack' (an object with __dlpack__); raw: the
+        whole storage buffer (see local_buffer)."""
+        device_id = 0
+        if framework == "torch" and backend() == "cuda":
+            import torch
+            device_id = local_rank() % max(1, torch.cuda.device_count())
+        a = self._t.local_array(framework, device_id, raw)
+        if self.dtype == "bf16" and framework == "numpy" and _ml_dtypes is not None:
+            a = a.view(_ml_dtypes.bfloat16)
+        return a
+
+    @property
+    def local_storage(self):
+        """The storage layout of the local buffer (memory slot of each held element)."""
+        return self._t.dist_layout.local_shard(rank())["storage"]
+
+    # --- collective operations ---
+    def redistribute(self, placements=None, mesh=None, *, device_mesh=None, stream=None):
+        """A new tensor in `placements` ('S(1),R', [axe.Shard(1), ...], an axe.Layout or layout
+        text) on `mesh` (default: this tensor's). This tensor is untouched. Collective. DTensor's
+        order `redistribute(mesh, placements)` and `device_mesh=` work too. For a torch tensor
+        on the cuda backend, `stream` (default: torch's current stream) is waited for first."""
+        if isinstance(placements, _axe.Mesh):
+            placements, mesh = mesh, placements
+        mesh = mesh if mesh is not None else device_mesh
+        if placements is None:
+            raise Error("redistribute: no placements given")
+        if self._framework == "torch" and (stream is not None or _axe.backend() == "cuda"):
+            _torch_sync(_cuda_device(), stream)  # torch kernels may still write this shard
+        return DistTensor(self._t.redistribute(placements, mesh), self._framework)
+
+    def full_tensor(self):
+        """The global tensor (partial terms reduced) on every rank, as a new numpy array (torch
+        when the tensor came from torch). Collective."""
+        return self._wrap_global(self._t.full_tensor())
+
+    def gather(self, root=0):
+        """The global tensor on `root` (None elsewhere). Collective."""
+        return self._wrap_global(self._t.gather(root))
+
+    def synchronize(self):
+        self._t.synchronize()
+
+    def visualize(self):
+        """Who holds which block, like DTensor's visualize_sharding (text; no communication)."""
+        return self._t.visualize()
+
+    def _wrap_global(self, a):
+        if a is None:
+            return None
+        if self.dtype == "bf16" and _ml_dtypes is not None:
+            a = a.view(_ml_dtypes.bfloat16)
+        if self._framework == "torch":
+            import torch
+            if self.dtype == "bf16":
+                return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+            return torch.from_numpy(a)
+        return a
+
+    def __repr__(self):
+        return "axe.DistTensor(shape=%s, dtype=%s, layout=%s, mesh=%s)" % (
+            self.shape, self.dtype, self.layout, self.mesh)
+
+
+def distribute(tensor, mesh, placements, src_rank=0, dtype=None):
+    """DTensor's distribute_tensor: the global `tensor` (numpy array, torch tensor or array-like)
+    laid out on `mesh` by `placements` ('S(0),R', [axe.Shard(0), axe.Replicate()],
+    axe.Partial('sum'), an axe.Layout or layout text). With src_rank=r, rank r's data is scattered
+    (the others pass a tensor of the same shape and dtype, not read); with src_rank=None every rank
+    holds the same global tensor and keeps its own shard (no communication). `dtype`: 'bf16' for a
+    uint16 array of bf16 bits. Collective."""
+    _require_runtime()
+    fw = _framework(tensor)
+    a, dt = _as_array(tensor, dtype)
+    if isinstance(placements, AxisPlacementType):
+        placements = [placements]
+    return DistTensor(_axe._DistTensor.distribute(a, dt, placements, mesh, src_rank), fw)
+
+
+AxisPlacementType = _axe.AxisPlacement
+
+
+def from_local(local, mesh, placements, shape, dtype=None):
+    """DTensor's from_local: this rank's shard `local` of a global tensor of `shape`. When `local`
+    is the whole storage buffer (contiguous, as many elements as the layout's local buffer: every
+    even placement) the tensor aliases its memory without a copy (keep it alive and unwritten
+    while axe reads it); otherwise (an uneven short shard, a strided array) it is copied into a
+    padded buffer. Collective."""
+    _require_runtime()
+    if isinstance(placements, AxisPlacementType):
+        placements = [placements]
+    fw = _framework(local)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    layout = _axe.shard(shape, mesh, placements)
+    if fw == "torch":
+        arr = local if local.is_contiguous() else local.contiguous()
+        dt = "bf16" if str(arr.dtype) == "torch.bfloat16" else (dtype or "")
+        if dt == "bf16":
+            import torch
+            arr = arr.view(torch.int16)
+        if arr.numel() == layout.local_elements and arr.is_contiguous():
+            _torch_sync(arr.device if arr.is_cuda else None)
+            return DistTensor(_axe._DistTensor.from_local(arr, local, dt, layout), fw)
+        local = arr.cpu().numpy()
+    a = np.asarray(local)
+    dt = dtype or ""
+    if _is_bf16(a):
+        a, dt = a.view(np.uint16), "bf16"
+    n = layout.local_elements if layout.mesh.contains(rank()) else 0
+    if a.flags.c_contiguous and a.size == n and a.flags.writeable:
+        return DistTensor(_axe._DistTensor.from_local(a.reshape(-1), a, dt, layout), fw)
+    view = _axe._local_strides(layout, rank())
+    if view is None:
+        raise Error("from_local: the local shard of %s is no strided array; pass the whole storage buffer "
+                    "(%d elements)" % (layout, n))
+    offset, vshape, vstrides = view
+    if tuple(a.shape) != tuple(vshape):
+        # Every rank must fail alike (the others are already in the collective wrap): pass an
+        # empty buffer, which the ranks' agreement rejects everywhere, and name the shape here.
+        why = "from_local: rank %d holds a shard of shape %s of %s, got an array of shape %s" % (
+            rank(), tuple(vshape), layout, tuple(a.shape))
+        try:
+            empty = np.empty(0, a.dtype)
+            _axe._DistTensor.from_local(empty, empty, dt, layout)
+        except Error as e:
+            raise Error(why + " (" + str(e) + ")") from None
+        raise Error(why)
+    buf = np.zeros(n, dtype=a.dtype)
+    item = a.dtype.itemsize
+    if n:
+        dst = np.lib.stride_tricks.as_strided(buf[offset:], shape=vshape, strides=[s * item for s in vstrides])
+        dst[...] = a
+    return DistTensor(_axe._DistTensor.from_local(buf, buf, dt, layout), fw)
+
+
+def visualize(t, header="", use_rank=0):
+    """Who holds which block of `t`, like DTensor's visualize_sharding: printed on rank `use_rank`
+    (None: on every rank), and returned as text on every rank."""
+    text = (header + "\n" if header else "") + t.visualize()
+    if use_rank is None or rank() == use_rank:
+        print(text, end="" if text.endswith("\n") else "\n")
+    return text
+
+
+def init_device_mesh(device_type, mesh_shape, mesh_dim_names=None):
+    """DTensor's init_device_mesh: an axe.Mesh of `mesh_shape` named `mesh_dim_names` (default
+    dim0, dim1, ...), ranks row-major. `device_type` is accepted for the familiar call; the
+    backend is the runtime's (axe.init)."""
+    shape = (mesh_shape,) if isinstance(mesh_shape, int) else tuple(mesh_shape)
+    names = tuple(mesh_dim_names) if mesh_dim_names else tuple("dim%d" % i for i in range(len(shape)))
+    if len(names) != len(shape):
+        raise Error("init_device_mesh: %d names for a mesh of %d dims" % (len(names), len(shape)))
+    return _axe.Mesh(list(zip(names, shape)))
+
+
+# DTensor's names for the same functions.
+distribute_tensor = distribute
+visualize_sharding = visualize
+DistTensor.from_local = staticmethod(from_local)

@@ -1,0 +1,46 @@
+"""axe.init() in a fresh process (singleton MPI, no launcher): bad settings and a torchrun-style
+environment raise one clear axe.Error; layouts work without init; finalize is idempotent."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import axe
+
+pytestmark = pytest.mark.skipif(not axe.HAVE_RUNTIME, reason="built without the runtime (no MPI)")
+
+
+def run(code, **env):
+    e = dict(os.environ)
+    for k in ("OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMIX_RANK", "WORLD_SIZE"):
+        e.pop(k, None)
+    e.update(env)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=e)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_bad_setting_is_an_axe_error():
+    rc, out = run("import axe\ntry:\n    axe.init()\nexcept axe.Error as e:\n    print('ERR', e)\n"
+                  "print(axe.is_initialized())", AXE_TIMEOUT_S="abc")
+    assert rc == 0 and "ERR axe start-up failed on 1 of 1 ranks: rank 0: AXE_TIMEOUT_S='abc'" in out and "False" in out
+
+
+def test_torchrun_without_mpi_says_so():
+    rc, out = run("import axe\ntry:\n    axe.init()\nexcept axe.Error as e:\n    print('ERR', e)", WORLD_SIZE="4", RANK="0")
+    assert rc == 0 and "ERR axe.init: WORLD_SIZE=4 but no MPI launcher" in out
+
+
+def test_single_process_and_finalize():
+    code = ("import numpy as np, axe\naxe.init(backend='host')\naxe.init()\n"
+            "t = axe.distribute(np.arange(6.0), axe.Mesh(gpu=1), 'S(0)')\nl = t.local\n"
+            "print(axe.rank(), axe.world_size(), axe.backend(), t.redistribute('R').full_tensor().tolist())\n"
+            "axe.finalize()\naxe.finalize()\nprint(l.tolist())\n"
+            "try:\n    t.full_tensor()\nexcept axe.Error as e:\n    print('ERR', e)\n"
+            "try:\n    axe.init()\nexcept axe.Error as e:\n    print('ERR2', e)\n")
+    rc, out = run(code)
+    assert rc == 0, out
+    assert "0 1 host [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]" in out
+    assert "[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]" in out.splitlines()[1]
+    assert "ERR this tensor belongs to a runtime that axe.finalize() ended" in out
+    assert "ERR2 axe.init: MPI was finalized" in out
