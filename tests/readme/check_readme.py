@@ -15,7 +15,7 @@ In the README's ```sh blocks:
     and the package in BUILD_DIR/python (skipped, and said so, when the build has no extension).
 In the README's ```python blocks (section "Python"): each block runs as a script with that
 interpreter, under `launch/axe-run -np 4` when it calls axe.init(); it must exit 0.
-The Set-up section's three commands are what CI runs (.ci/run); they are not run here.
+The Set-up section's two commands are what CI runs (.ci/run); they are not run here.
 Prints one line per command and exits 1 when any fails.
 """
 import os
