@@ -184,6 +184,49 @@ TEST(ConvertPlan, TV16_RandomBitPermutations_SimulatedWithPr7558Counts) {
   }
 }
 
+// Brute force: every pair of bit permutations of 2 register and 2 lane bits (24 x 24 pairs):
+// every plan is exact, never goes through shared memory, and costs at most 2mR selects and R
+// shuffles (m = register bits that become lane bits).
+TEST(ConvertPlan, AllBitPermutationPairs_TwoRegistersTwoLanes_ExactAndWarpLocal) {
+  std::vector<int> p{0, 1, 2, 3};
+  std::vector<std::vector<int>> perms;
+  do {
+    perms.push_back(p);
+  } while (std::next_permutation(p.begin(), p.end()));
+  auto text = [](const std::vector<int>& q) {
+    return "{m: [" + std::to_string(1 << q[0]) + "," + std::to_string(1 << q[1]) + "], lane: [" +
+           std::to_string(1 << q[2]) + "," + std::to_string(1 << q[3]) + "]} -> [dim0:16]";
+  };
+  for (const auto& a : perms) {
+    for (const auto& b : perms) {
+      auto s = Threads(text(a)), t = Threads(text(b));
+      auto plan = check_plan(s.layout, t.layout, s.shape);
+      ASSERT_NE(plan.mechanism, Mechanism::shared) << text(a) << " -> " << text(b);
+      int m = 0;
+      for (int k = 0; k < 2; ++k) {
+        m += std::find(b.begin(), b.end(), a[static_cast<std::size_t>(k)]) - b.begin() >= 2;
+      }
+      EXPECT_LE(plan.counts.selects, 2 * m * 4);
+      EXPECT_LE(plan.counts.shuffles, 4);
+    }
+  }
+}
+
+// The simulator is the oracle, so it must catch a wrong program: dropping any one step of the
+// TV-19 plan (or swapping its destination) fails the simulation.
+TEST(ConvertPlan, Simulate_RejectsCorruptedPlans) {
+  auto s = parse_axe_layout("S[(4,4):(1@lane,1)]");
+  auto t = parse_axe_layout("S[(4,4):(1,1@lane)]");
+  auto plan = plan_conversion(s, t, Shape{4, 4});
+  ASSERT_EQ(simulate(plan, s, t, Shape{4, 4}), "");
+  for (std::size_t k = 0; k < plan.ops.size(); ++k) {
+    auto bad = plan;
+    bad.ops.erase(bad.ops.begin() + static_cast<std::ptrdiff_t>(k));
+    EXPECT_NE(simulate(bad, s, t, Shape{4, 4}), "") << "without step " << k;
+  }
+  EXPECT_NE(simulate(plan, s, s, Shape{4, 4}), "");
+}
+
 // ---- exact: the other mechanisms ---------------------------------------------------------------
 
 TEST(ConvertPlan, EqualLayouts_None) {

@@ -103,7 +103,9 @@ struct ConvertCounts {
   std::int64_t shared_bytes = 0;    // the shared buffer (one repetition)
   std::int64_t repetitions = 0;     // store/barrier/load rounds
   std::int64_t barriers = 0;
-  std::int64_t store_wavefronts = 0;  // bank model, all warps, all repetitions
+  // bank_conflicts (banks.hpp) of the source (destination) layout through the shared layout: the
+  // whole tile, all warps and repetitions, every placement (replicas included).
+  std::int64_t store_wavefronts = 0;
   std::int64_t load_wavefronts = 0;
   std::int64_t wavefronts() const { return store_wavefronts + load_wavefronts; }
   bool operator==(const ConvertCounts&) const = default;
@@ -140,6 +142,8 @@ struct ConvertOptions {
 //       mechanism == registers iff not none and a thread-independent register map R gives
 //       to(r, l, w) == from(R(r), l, w);
 //       shuffles: no costlier than PR 7558 (counts above); shared otherwise.
+// Unlike Triton's cvtNeedsWarpShuffle (shared memory from 2 mixed transpositions on), shuffles
+// are chosen whenever the decomposition applies: no barrier, no shared memory (TV-19).
 ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
                             std::span<const std::int64_t> shape, const ConvertOptions& opts = {});
 
