@@ -36,6 +36,10 @@ Thread thread_of(const AxeLayout& l, std::span<const std::int64_t> shape, const 
   for (auto e : shape) {
     if (e <= 0 || __builtin_mul_overflow(n, e, &n)) fail("the shape is empty or overflows");
   }
+  if (n > kMaxSlots) {
+    fail("the tile has " + std::to_string(n) + " elements, more than 2^22 (too many to plan and "
+         "simulate on the host)");
+  }
   if (l.size() != n) {
     fail(std::string(what) + " " + to_string(l) + " holds " + std::to_string(l.size()) +
          " elements but the tile has " + std::to_string(n) + " (it must cover the tile)");
@@ -60,6 +64,11 @@ Thread thread_of(const AxeLayout& l, std::span<const std::int64_t> shape, const 
   t.m = columns_of(al.layout, "m");
   t.lane = columns_of(al.layout, "lane");
   t.warp = columns_of(al.layout, "warp");
+  if (t.m.size() + t.warp.size() > 17) {
+    fail(std::string(what) + " " + to_string(l) + " uses 2^" + std::to_string(t.m.size()) +
+         " registers x 2^" + std::to_string(t.warp.size()) +
+         " warps, more than 2^22 register slots with 32 lanes (too many to plan on the host)");
+  }
   if (t.lane.size() > 5) {
     fail(std::string(what) + " " + to_string(l) + " uses " + std::to_string(std::int64_t{1} << t.lane.size()) +
          " lanes (a warp has 32)");
@@ -376,10 +385,6 @@ ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
     fail("the source layout " + to_string(from) + " uses " + std::to_string(std::int64_t{1} << s.warp.size()) +
          " warp(s) but the destination layout " + to_string(to) + " uses " +
          std::to_string(std::int64_t{1} << t.warp.size()));
-  }
-  if ((std::int64_t{1} << (s.m.size() + 5 + s.warp.size())) > kMaxSlots ||
-      (std::int64_t{1} << (t.m.size() + 5 + t.warp.size())) > kMaxSlots) {
-    fail("the thread layouts hold more than 2^22 registers in all, too many to plan on the host");
   }
   ConvertPlan plan;
   plan.lanes = std::int64_t{1} << std::max(s.lane.size(), t.lane.size());
