@@ -32,7 +32,8 @@ namespace {
 constexpr const char* kUsage =
     "convert-layout --from THREADS --to THREADS --shape S --dtype T [--simulate] "
     "[--shared-budget BYTES] [--swizzle B,M,S]\n"
-    "    JSON keys: mechanism (none|registers|shuffles|shared), simulated, register_moves, selects,\n"
+    "    JSON keys: mechanism (none|registers|shuffles|shared), simulated, register_moves, "
+    "selects,\n"
     "    shuffles, shared_bytes, repetitions, barriers, wavefronts, store_wavefronts,\n"
     "    load_wavefronts, lanes, warps, steps";
 
@@ -74,7 +75,8 @@ int run_convert_layout(const Args& args, std::ostream& out) {
       if (x < -64 || x > 64) fail("--swizzle: " + std::to_string(x) + " is out of range");
     }
     opts.shared = linear::row_major_shared(shape);
-    opts.shared->swizzle = cute::Swizzle(static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]));
+    opts.shared->swizzle =
+        cute::Swizzle(static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]));
   }
   linear::ConvertPlan plan;
   try {
@@ -96,7 +98,8 @@ int run_convert_layout(const Args& args, std::ostream& out) {
         << ", \"register_moves\": " << c.register_moves << ", \"selects\": " << c.selects
         << ", \"shuffles\": " << c.shuffles << ", \"shared_bytes\": " << c.shared_bytes
         << ", \"repetitions\": " << c.repetitions << ", \"barriers\": " << c.barriers
-        << ", \"wavefronts\": " << c.wavefronts() << ", \"store_wavefronts\": " << c.store_wavefronts
+        << ", \"wavefronts\": " << c.wavefronts()
+        << ", \"store_wavefronts\": " << c.store_wavefronts
         << ", \"load_wavefronts\": " << c.load_wavefronts << ", \"lanes\": " << plan.lanes
         << ", \"warps\": " << plan.warps << ", \"steps\": [";
     for (std::size_t k = 0; k < plan.ops.size(); ++k) {

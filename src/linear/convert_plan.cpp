@@ -37,7 +37,8 @@ Thread thread_of(const AxeLayout& l, std::span<const std::int64_t> shape, const 
     if (e <= 0 || __builtin_mul_overflow(n, e, &n)) fail("the shape is empty or overflows");
   }
   if (n > kMaxSlots) {
-    fail("the tile has " + std::to_string(n) + " elements, more than 2^22 (too many to plan and "
+    fail("the tile has " + std::to_string(n) +
+         " elements, more than 2^22 (too many to plan and "
          "simulate on the host)");
   }
   if (l.size() != n) {
@@ -59,7 +60,8 @@ Thread thread_of(const AxeLayout& l, std::span<const std::int64_t> shape, const 
            axis + " (conversion plans take layouts without offsets)");
     }
   }
-  if (!is_surjective(al.layout)) fail(std::string(what) + " " + to_string(l) + " does not cover the tile");
+  if (!is_surjective(al.layout))
+    fail(std::string(what) + " " + to_string(l) + " does not cover the tile");
   Thread t;
   t.m = columns_of(al.layout, "m");
   t.lane = columns_of(al.layout, "lane");
@@ -70,8 +72,8 @@ Thread thread_of(const AxeLayout& l, std::span<const std::int64_t> shape, const 
          " warps, more than 2^22 register slots with 32 lanes (too many to plan on the host)");
   }
   if (t.lane.size() > 5) {
-    fail(std::string(what) + " " + to_string(l) + " uses " + std::to_string(std::int64_t{1} << t.lane.size()) +
-         " lanes (a warp has 32)");
+    fail(std::string(what) + " " + to_string(l) + " uses " +
+         std::to_string(std::int64_t{1} << t.lane.size()) + " lanes (a warp has 32)");
   }
   std::vector<Dim> ins{{"m", static_cast<int>(t.m.size())},
                        {"lane", static_cast<int>(t.lane.size())},
@@ -150,7 +152,8 @@ std::optional<ConvertPlan> shuffle_plan(const Thread& s, const Thread& t) {
   // Zero columns: fixed points first, then register with register, lane with lane, then mixed.
   auto is_reg = [&](int b) { return b < nR; };
   for (int b = 0; b < n; ++b) {
-    if (pi[static_cast<std::size_t>(b)] < 0 && !tc[static_cast<std::size_t>(b)] && !used[static_cast<std::size_t>(b)]) {
+    if (pi[static_cast<std::size_t>(b)] < 0 && !tc[static_cast<std::size_t>(b)] &&
+        !used[static_cast<std::size_t>(b)]) {
       pi[static_cast<std::size_t>(b)] = b;
       used[static_cast<std::size_t>(b)] = true;
     }
@@ -219,9 +222,11 @@ std::optional<ConvertPlan> shuffle_plan(const Thread& s, const Thread& t) {
     lambda[static_cast<std::size_t>(j)] = (is_reg(d) ? partner_of_reg(d) : d) - nR;
   }
   std::vector<int> lambda_inv(static_cast<std::size_t>(nL));
-  for (int j = 0; j < nL; ++j) lambda_inv[static_cast<std::size_t>(lambda[static_cast<std::size_t>(j)])] = j;
+  for (int j = 0; j < nL; ++j)
+    lambda_inv[static_cast<std::size_t>(lambda[static_cast<std::size_t>(j)])] = j;
   std::vector<int> rho_inv(static_cast<std::size_t>(nR));
-  for (int b = 0; b < nR; ++b) rho_inv[static_cast<std::size_t>(rho[static_cast<std::size_t>(b)])] = b;
+  for (int b = 0; b < nR; ++b)
+    rho_inv[static_cast<std::size_t>(rho[static_cast<std::size_t>(b)])] = b;
 
   ConvertPlan plan;
   plan.mechanism = Mechanism::shuffles;
@@ -242,13 +247,16 @@ std::optional<ConvertPlan> shuffle_plan(const Thread& s, const Thread& t) {
   }
   if (!is_identity_rename(first, plan.src_registers)) plan.ops.push_back(first);
   bool lane_trivial = true;
-  for (int j = 0; j < nL; ++j) lane_trivial = lane_trivial && lambda[static_cast<std::size_t>(j)] == j;
+  for (int j = 0; j < nL; ++j)
+    lane_trivial = lane_trivial && lambda[static_cast<std::size_t>(j)] == j;
   if (pairs.size() == 1 && lane_trivial) {
     plan.ops.push_back(ShipOp{pairs[0].first, pairs[0].second - nR});
   } else if (!pairs.empty() || !lane_trivial) {
-    for (auto [i, j] : pairs) plan.ops.push_back(CondSwapOp{i, lambda_inv[static_cast<std::size_t>(j - nR)]});
+    for (auto [i, j] : pairs)
+      plan.ops.push_back(CondSwapOp{i, lambda_inv[static_cast<std::size_t>(j - nR)]});
     ShuffleOp sh;
-    for (int k = 0; k < nL; ++k) sh.lane_map.push_back(std::uint64_t{1} << lambda_inv[static_cast<std::size_t>(k)]);
+    for (int k = 0; k < nL; ++k)
+      sh.lane_map.push_back(std::uint64_t{1} << lambda_inv[static_cast<std::size_t>(k)]);
     for (std::int64_t r = 0; r < R; ++r) {
       std::uint64_t mask = 0;
       for (auto [i, j] : pairs) {
@@ -291,7 +299,8 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
   std::int64_t span = 1;
   for (std::int64_t x = 0; x < n; ++x) {
     std::int64_t o = offset_of(*plan.shared, x);
-    if (o < 0) fail("the shared layout puts element " + std::to_string(x) + " at a negative offset");
+    if (o < 0)
+      fail("the shared layout puts element " + std::to_string(x) + " at a negative offset");
     span = std::max(span, o + 1);
   }
   std::int64_t pow2 = 1;
@@ -301,7 +310,8 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
          " bytes cannot hold one element of " + std::to_string(opts.element_bytes) + " bytes");
   }
   std::int64_t chunk = 1;
-  while (chunk * 2 <= opts.shared_budget_bytes / opts.element_bytes && chunk * 2 <= pow2) chunk *= 2;
+  while (chunk * 2 <= opts.shared_budget_bytes / opts.element_bytes && chunk * 2 <= pow2)
+    chunk *= 2;
   plan.chunk = chunk;
   const std::int64_t reps = pow2 / chunk;
   std::uint64_t skip = 0;
@@ -316,7 +326,8 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
     plan.ops.push_back(BarrierOp{});
     plan.ops.push_back(LoadOp{t.normalized, w});
   }
-  auto st = bank_conflicts(plan.shared->smem, from, shape, opts.element_bytes, plan.shared->swizzle);
+  auto st =
+      bank_conflicts(plan.shared->smem, from, shape, opts.element_bytes, plan.shared->swizzle);
   auto ld = bank_conflicts(plan.shared->smem, to, shape, opts.element_bytes, plan.shared->swizzle);
   plan.counts.store_wavefronts = st.wavefronts;
   plan.counts.load_wavefronts = ld.wavefronts;
@@ -353,10 +364,14 @@ void count(ConvertPlan& plan) {
 
 std::string to_string(Mechanism m) {
   switch (m) {
-    case Mechanism::none: return "none";
-    case Mechanism::registers: return "registers";
-    case Mechanism::shuffles: return "shuffles";
-    case Mechanism::shared: return "shared";
+    case Mechanism::none:
+      return "none";
+    case Mechanism::registers:
+      return "registers";
+    case Mechanism::shuffles:
+      return "shuffles";
+    case Mechanism::shared:
+      return "shared";
   }
   return "?";
 }
@@ -382,9 +397,9 @@ ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
   Thread s = thread_of(from, shape, "the source layout");
   Thread t = thread_of(to, shape, "the destination layout");
   if (s.warp.size() != t.warp.size()) {
-    fail("the source layout " + to_string(from) + " uses " + std::to_string(std::int64_t{1} << s.warp.size()) +
-         " warp(s) but the destination layout " + to_string(to) + " uses " +
-         std::to_string(std::int64_t{1} << t.warp.size()));
+    fail("the source layout " + to_string(from) + " uses " +
+         std::to_string(std::int64_t{1} << s.warp.size()) + " warp(s) but the destination layout " +
+         to_string(to) + " uses " + std::to_string(std::int64_t{1} << t.warp.size()));
   }
   ConvertPlan plan;
   plan.lanes = std::int64_t{1} << std::max(s.lane.size(), t.lane.size());
@@ -441,13 +456,15 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
   std::int64_t n = 1;
   for (auto e : shape) n *= e;
   // regs[w * L + l][r]
-  std::vector<std::vector<std::int64_t>> regs(static_cast<std::size_t>(L * W),
-                                              std::vector<std::int64_t>(static_cast<std::size_t>(plan.src_registers), -1));
+  std::vector<std::vector<std::int64_t>> regs(
+      static_cast<std::size_t>(L * W),
+      std::vector<std::int64_t>(static_cast<std::size_t>(plan.src_registers), -1));
   for (std::int64_t x = 0; x < n; ++x) {
     for (const auto& p : from.forward(x)) {
       std::int64_t w = p.coord[warp], l = p.coord[lane], r = p.coord[m];
       if (w < 0 || w >= W || l < 0 || l >= L || r < 0 || r >= plan.src_registers) {
-        return "the source layout places element " + std::to_string(x) + " outside the plan's threads";
+        return "the source layout places element " + std::to_string(x) +
+               " outside the plan's threads";
       }
       regs[static_cast<std::size_t>(w * L + l)][static_cast<std::size_t>(r)] = x;
     }
@@ -455,12 +472,15 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
   std::vector<std::int64_t> smem;
   // Loads write a separate destination file: later repetitions still store source registers.
   std::vector<std::vector<std::int64_t>> loaded;
-  auto at = [](auto& v, std::int64_t i) -> auto& { return v[static_cast<std::size_t>(i)]; };
+  auto at = [](auto& v, std::int64_t i) -> auto& {
+    return v[static_cast<std::size_t>(i)];
+  };
   for (const auto& op : plan.ops) {
     if (const auto* rn = std::get_if<RenameOp>(&op)) {
       for (auto& file : regs) {
         std::vector<std::int64_t> next;
-        for (auto f : rn->from) next.push_back(f >= 0 && f < static_cast<std::int64_t>(file.size()) ? at(file, f) : -1);
+        for (auto f : rn->from)
+          next.push_back(f >= 0 && f < static_cast<std::int64_t>(file.size()) ? at(file, f) : -1);
         file = std::move(next);
       }
     } else if (const auto* cs = std::get_if<CondSwapOp>(&op)) {
@@ -470,7 +490,8 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
           auto& file = at(regs, w * L + l);
           for (std::int64_t x = 0; x < static_cast<std::int64_t>(file.size()); ++x) {
             std::int64_t y = x | std::int64_t{1} << cs->reg_bit;
-            if (x != y && y < static_cast<std::int64_t>(file.size())) std::swap(at(file, x), at(file, y));
+            if (x != y && y < static_cast<std::int64_t>(file.size()))
+              std::swap(at(file, x), at(file, y));
           }
         }
       }
@@ -531,7 +552,8 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
       for (std::int64_t w = 0; w < W; ++w) {
         for (std::int64_t l = 0; l < (std::int64_t{1} << lbits); ++l) {
           if (loaded.empty()) {
-            loaded.assign(regs.size(), std::vector<std::int64_t>(static_cast<std::size_t>(plan.dst_registers), -1));
+            loaded.assign(regs.size(), std::vector<std::int64_t>(
+                                           static_cast<std::size_t>(plan.dst_registers), -1));
           }
           auto& file = at(loaded, w * L + l);
           for (std::int64_t r = 0; r < plan.dst_registers; ++r) {
@@ -575,7 +597,8 @@ std::string to_string(const ConvertOp& op) {
     os << "rename registers: " << moves_of(*r) << " moves, register i <- ";
     list(r->from);
   } else if (const auto* c = std::get_if<CondSwapOp>(&op)) {
-    os << "select: swap register bit " << c->reg_bit << " where lane bit " << c->lane_bit << " is set";
+    os << "select: swap register bit " << c->reg_bit << " where lane bit " << c->lane_bit
+       << " is set";
   } else if (const auto* s = std::get_if<ShuffleOp>(&op)) {
     os << "shfl.sync.idx: source lane = map(lane) ^ xor[register], map ";
     list(s->lane_map);

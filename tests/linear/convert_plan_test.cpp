@@ -24,18 +24,22 @@ using namespace axe::linear;
 using Shape = std::vector<std::int64_t>;
 
 // An Axe thread layout from a linear layout's text (dims m, lane, warp).
-AxeOnShape Threads(std::string_view text) { return from_linear(LL(text)); }
+AxeOnShape Threads(std::string_view text) {
+  return from_linear(LL(text));
+}
 
 bool has_op_ship(const ConvertPlan& p) {
-  return std::any_of(p.ops.begin(), p.ops.end(), [](const ConvertOp& o) { return std::holds_alternative<ShipOp>(o); });
+  return std::any_of(p.ops.begin(), p.ops.end(),
+                     [](const ConvertOp& o) { return std::holds_alternative<ShipOp>(o); });
 }
 
 // Brute force: tables[w][l][r] = the element a thread layout places there (-1: none).
 using Table = std::vector<std::vector<std::vector<std::int64_t>>>;
 Table table_of(const AxeLayout& t, std::int64_t warps, std::int64_t lanes, std::int64_t regs) {
   Table tab(static_cast<std::size_t>(warps),
-            std::vector<std::vector<std::int64_t>>(static_cast<std::size_t>(lanes),
-                                                   std::vector<std::int64_t>(static_cast<std::size_t>(regs), -1)));
+            std::vector<std::vector<std::int64_t>>(
+                static_cast<std::size_t>(lanes),
+                std::vector<std::int64_t>(static_cast<std::size_t>(regs), -1)));
   const Axis m, lane("lane"), warp("warp");
   for (std::int64_t x = 0; x < t.size(); ++x) {
     for (const auto& p : t.forward(x)) {
@@ -52,7 +56,8 @@ bool register_map_exists(const AxeLayout& from, const AxeLayout& to) {
   const Axis m, lane("lane"), warp("warp");
   std::int64_t W = std::max<std::int64_t>({1, from.span(warp), to.span(warp)});
   std::int64_t L = std::max<std::int64_t>({1, from.span(lane), to.span(lane)});
-  std::int64_t RS = std::max<std::int64_t>(1, from.span(m)), RT = std::max<std::int64_t>(1, to.span(m));
+  std::int64_t RS = std::max<std::int64_t>(1, from.span(m)),
+               RT = std::max<std::int64_t>(1, to.span(m));
   auto s = table_of(from, W, L, RS), t = table_of(to, W, L, RT);
   for (std::int64_t r = 0; r < RT; ++r) {
     std::set<std::int64_t> cand;
@@ -149,13 +154,17 @@ TEST(ConvertPlan, TV16_RandomBitPermutations_SimulatedWithPr7558Counts) {
   const std::int64_t R = 8;
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<int> ps(8), pt(8);
-    for (int k = 0; k < 8; ++k) ps[static_cast<std::size_t>(k)] = pt[static_cast<std::size_t>(k)] = k;
+    for (int k = 0; k < 8; ++k)
+      ps[static_cast<std::size_t>(k)] = pt[static_cast<std::size_t>(k)] = k;
     std::shuffle(ps.begin(), ps.end(), rng);
     std::shuffle(pt.begin(), pt.end(), rng);
     auto text = [](const std::vector<int>& p) {
       std::string s = "{m: [";
       for (int k = 0; k < 8; ++k) {
-        s += (k == 3 ? "], lane: [" : k ? "," : "") + std::to_string(1 << p[static_cast<std::size_t>(k)]);
+        s += (k == 3 ? "], lane: ["
+              : k    ? ","
+                     : "") +
+             std::to_string(1 << p[static_cast<std::size_t>(k)]);
       }
       return s + "]} -> [dim0:256]";
     };
@@ -296,11 +305,14 @@ TEST(ConvertPlan, BadInput_NamesTheLayout) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(msg("S[(8,16):(1,1@lane)]", "S[(8,32):(1,1@lane)]", shape).find("source layout"), std::string::npos);
-  EXPECT_NE(msg("S[(8,32):(1,1@lane)]", "S[(8,32,2):(1,1@lane,1@warp)] ", Shape{8, 64}).find("source layout"),
+  EXPECT_NE(msg("S[(8,16):(1,1@lane)]", "S[(8,32):(1,1@lane)]", shape).find("source layout"),
             std::string::npos);
-  EXPECT_NE(msg("S[(2,8,32):(1@warp,1,1@lane)]", "S[(16,32):(1,1@lane)]", Shape{16, 32}).find("warp"),
+  EXPECT_NE(msg("S[(8,32):(1,1@lane)]", "S[(8,32,2):(1,1@lane,1@warp)] ", Shape{8, 64})
+                .find("source layout"),
             std::string::npos);
+  EXPECT_NE(
+      msg("S[(2,8,32):(1@warp,1,1@lane)]", "S[(16,32):(1,1@lane)]", Shape{16, 32}).find("warp"),
+      std::string::npos);
   EXPECT_NE(msg("S[(8,32):(1,1@lane)]", "S[(8,32):(1,1@gpu)]", shape).find("destination layout"),
             std::string::npos);
   EXPECT_NE(msg("S[(8,32):(1,1@lane)]", "S[(8,32):(1,1@lane)] + 1@warp", shape).find("offset"),
@@ -310,7 +322,9 @@ TEST(ConvertPlan, BadInput_NamesTheLayout) {
 
 // ---- seeded random: every plan simulated == destination layout ---------------------------------
 
-std::int64_t pick_pow2(std::mt19937_64& rng, int max_log) { return std::int64_t{1} << uniform(rng, 0, max_log); }
+std::int64_t pick_pow2(std::mt19937_64& rng, int max_log) {
+  return std::int64_t{1} << uniform(rng, 0, max_log);
+}
 
 // A random blocked layout on `shape` with `warps` warps.
 LinearLayout random_blocked(std::mt19937_64& rng, const Shape& shape, std::int64_t warps) {
@@ -347,10 +361,18 @@ TEST(ConvertPlan, EveryPlanSimulated_EqualsDestination) {
     auto a = random_blocked(rng, shape, warps);
     LinearLayout b;
     switch (trial % 4) {
-      case 0: b = random_blocked(rng, shape, warps); break;
-      case 1: b = permute_dim(rng, a, "m"); break;
-      case 2: b = permute_dim(rng, a, "lane"); break;
-      default: b = permute_dim(rng, permute_dim(rng, a, "lane"), "m"); break;
+      case 0:
+        b = random_blocked(rng, shape, warps);
+        break;
+      case 1:
+        b = permute_dim(rng, a, "m");
+        break;
+      case 2:
+        b = permute_dim(rng, a, "lane");
+        break;
+      default:
+        b = permute_dim(rng, permute_dim(rng, a, "lane"), "m");
+        break;
     }
     auto from = from_linear(a).layout, to = from_linear(b).layout;
     ConvertOptions o;

@@ -99,9 +99,9 @@ using ConvertOp = std::variant<RenameOp, CondSwapOp, ShuffleOp, ShipOp, StoreOp,
 struct ConvertCounts {
   std::int64_t register_moves = 0;  // registers whose index changes in renames
   std::int64_t selects = 0;
-  std::int64_t shuffles = 0;        // per thread (shfl.sync instructions)
-  std::int64_t shared_bytes = 0;    // the shared buffer (one repetition)
-  std::int64_t repetitions = 0;     // store/barrier/load rounds
+  std::int64_t shuffles = 0;      // per thread (shfl.sync instructions)
+  std::int64_t shared_bytes = 0;  // the shared buffer (one repetition)
+  std::int64_t repetitions = 0;   // store/barrier/load rounds
   std::int64_t barriers = 0;
   // bank_conflicts (banks.hpp) of the source (destination) layout through the shared layout: the
   // whole tile, all warps and repetitions, every placement (replicas included).
@@ -114,7 +114,7 @@ struct ConvertCounts {
 struct ConvertPlan {
   Mechanism mechanism = Mechanism::none;
   std::vector<ConvertOp> ops;
-  std::int64_t lanes = 1;          // lanes and warps the program runs on (powers of two)
+  std::int64_t lanes = 1;  // lanes and warps the program runs on (powers of two)
   std::int64_t warps = 1;
   std::int64_t src_registers = 1;  // register file size before / after
   std::int64_t dst_registers = 1;
