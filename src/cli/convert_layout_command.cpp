@@ -12,7 +12,8 @@
 //   "repetitions"      store/barrier/load rounds (0 unless shared)
 //   "barriers"         __syncthreads
 //   "wavefronts"       store + load wavefronts of the shared round trip (bank model, all warps)
-//   "store_wavefronts", "load_wavefronts"
+//   "store_wavefronts", "load_wavefronts", "store_instructions", "load_instructions" (per thread)
+//   "issue_cost"       the heuristic cost that chose between shuffles and shared (convert_plan.hpp)
 //   "lanes", "warps"   the threads the plan runs on
 //   "steps"            the program, one string per step
 #include <ostream>
@@ -31,11 +32,11 @@ namespace {
 
 constexpr const char* kUsage =
     "convert-layout --from THREADS --to THREADS --shape S --dtype T [--simulate] "
-    "[--shared-budget BYTES] [--swizzle B,M,S]\n"
+    "[--shared-budget BYTES] [--swizzle B,M,S] [--choose cheapest|shuffles|shared]\n"
     "    JSON keys: mechanism (none|registers|shuffles|shared), simulated, register_moves, "
     "selects,\n"
     "    shuffles, shared_bytes, repetitions, barriers, wavefronts, store_wavefronts,\n"
-    "    load_wavefronts, lanes, warps, steps";
+    "    load_wavefronts, store_instructions, load_instructions, issue_cost, lanes, warps, steps";
 
 AxeLayout layout_arg(const Args& args, std::string_view key) {
   const std::string& text = args.get(key);
@@ -54,7 +55,8 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
 }
 
 int run_convert_layout(const Args& args, std::ostream& out) {
-  args.allow_only({"from", "to", "shape", "dtype", "simulate", "shared-budget", "swizzle"});
+  args.allow_only(
+      {"from", "to", "shape", "dtype", "simulate", "shared-budget", "swizzle", "choose"});
   util::expect_positional(args, 0, 0, kUsage);
   AxeLayout from = layout_arg(args, "from");
   AxeLayout to = layout_arg(args, "to");
@@ -78,6 +80,19 @@ int run_convert_layout(const Args& args, std::ostream& out) {
     opts.shared->swizzle =
         cute::Swizzle(static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]));
   }
+  if (args.has("choose")) {
+    const std::string& c = args.get("choose");
+    using Choice = linear::ConvertOptions::Choice;
+    if (c == "cheapest") {
+      opts.choice = Choice::cheapest;
+    } else if (c == "shuffles") {
+      opts.choice = Choice::shuffles;
+    } else if (c == "shared") {
+      opts.choice = Choice::shared;
+    } else {
+      fail("--choose: expected cheapest, shuffles or shared, got '" + c + "'");
+    }
+  }
   linear::ConvertPlan plan;
   try {
     plan = linear::plan_conversion(from, to, shape, opts);
@@ -100,8 +115,11 @@ int run_convert_layout(const Args& args, std::ostream& out) {
         << ", \"repetitions\": " << c.repetitions << ", \"barriers\": " << c.barriers
         << ", \"wavefronts\": " << c.wavefronts()
         << ", \"store_wavefronts\": " << c.store_wavefronts
-        << ", \"load_wavefronts\": " << c.load_wavefronts << ", \"lanes\": " << plan.lanes
-        << ", \"warps\": " << plan.warps << ", \"steps\": [";
+        << ", \"load_wavefronts\": " << c.load_wavefronts
+        << ", \"store_instructions\": " << c.store_instructions
+        << ", \"load_instructions\": " << c.load_instructions
+        << ", \"issue_cost\": " << linear::issue_cost(c, plan.warps)
+        << ", \"lanes\": " << plan.lanes << ", \"warps\": " << plan.warps << ", \"steps\": [";
     for (std::size_t k = 0; k < plan.ops.size(); ++k) {
       out << (k ? ", " : "") << json_string(linear::to_string(plan.ops[k]));
     }

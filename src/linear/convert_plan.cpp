@@ -331,6 +331,8 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
   auto ld = bank_conflicts(plan.shared->smem, to, shape, opts.element_bytes, plan.shared->swizzle);
   plan.counts.store_wavefronts = st.wavefronts;
   plan.counts.load_wavefronts = ld.wavefronts;
+  plan.counts.store_instructions = st.instructions;
+  plan.counts.load_instructions = ld.instructions;
   plan.counts.shared_bytes = chunk * opts.element_bytes;
   plan.counts.repetitions = reps;
   return plan;
@@ -436,17 +438,28 @@ ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
       return plan;
     }
   }
-  if (opts.allow_shuffles) {
+  std::optional<ConvertPlan> shuffled;
+  if (opts.choice != ConvertOptions::Choice::shared) {
     if (auto sp = shuffle_plan(s, t)) {
       count(*sp);
       // Zero lane columns may be gaps (no data) rather than copies: keep the plan only when the
       // simulation proves it.
-      if (simulate(*sp, from, to, shape).empty()) return *sp;
+      if (simulate(*sp, from, to, shape).empty()) shuffled = std::move(sp);
     }
   }
+  if (shuffled && opts.choice == ConvertOptions::Choice::shuffles) return *shuffled;
   plan = shared_plan(from, to, s, t, shape, opts);
   count(plan);
+  if (shuffled &&
+      issue_cost(shuffled->counts, shuffled->warps) <= issue_cost(plan.counts, plan.warps)) {
+    return *shuffled;
+  }
   return plan;
+}
+
+std::int64_t issue_cost(const ConvertCounts& c, std::int64_t warps) {
+  return c.selects + 2 * c.shuffles + c.store_instructions + c.load_instructions +
+         2 * c.wavefronts() / std::max<std::int64_t>(1, warps) + 32 * c.barriers;
 }
 
 std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLayout& to,

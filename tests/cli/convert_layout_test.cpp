@@ -65,6 +65,32 @@ TEST(ConvertLayoutCli, WgmmaToBlocked_Shared) {
   EXPECT_TRUE(j["simulated"].boolean());
 }
 
+// TV-15, the 16x32 f32 transpose: shuffles (128 selects, 16 shuffles) beat a row-major tile;
+// with --swizzle 4,1,4 the shared round trip (16 + 16 wavefronts) is cheaper.
+TEST(ConvertLayoutCli, TV15_ChooseAndSwizzle) {
+  const char* st = "S[(16,32):(1,1@lane)]";
+  const char* ld = "S[(16,16,2):(1@lane,1,16@lane)]";
+  Json j = convert({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype",
+                    "f32", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shuffles");
+  EXPECT_EQ(j["selects"].integer(), 128);
+  EXPECT_EQ(j["issue_cost"].integer(), 160);
+  j = convert({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype", "f32",
+               "--choose", "shared", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shared");
+  EXPECT_EQ(j["store_wavefronts"].integer(), 16);
+  EXPECT_EQ(j["load_wavefronts"].integer(), 256);
+  j = convert({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype", "f32",
+               "--swizzle", "4,1,4", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shared");
+  EXPECT_TRUE(j["simulated"].boolean());
+  EXPECT_EQ(j["wavefronts"].integer(), 32);
+  EXPECT_EQ(j["issue_cost"].integer(), 128);
+  expect_error({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype", "f32",
+                "--choose", "fastest"},
+               "--choose: expected cheapest, shuffles or shared, got 'fastest'");
+}
+
 TEST(ConvertLayoutCli, Text) {
   auto r = axe({"convert-layout", "--from", "S[(4,4):(1@lane,1)]", "--to", "S[(4,4):(1,1@lane)]",
                 "--shape", "4,4", "--dtype", "f32", "--simulate"});

@@ -115,6 +115,13 @@ ConvertPlan check_plan(const AxeLayout& from, const AxeLayout& to, const Shape& 
   return plan;
 }
 
+// The decomposition itself, whatever the cost model prefers.
+const ConvertOptions kShuffles = [] {
+  ConvertOptions o;
+  o.choice = ConvertOptions::Choice::shuffles;
+  return o;
+}();
+
 // ---- exact: TV-16..TV-19 ---------------------------------------------------------------------
 
 TEST(ConvertPlan, TV17_FourSelectsTwoShuffles) {
@@ -169,7 +176,7 @@ TEST(ConvertPlan, TV16_RandomBitPermutations_SimulatedWithPr7558Counts) {
       return s + "]} -> [dim0:256]";
     };
     auto s = Threads(text(ps)), t = Threads(text(pt));
-    auto plan = check_plan(s.layout, t.layout, s.shape);
+    auto plan = check_plan(s.layout, t.layout, s.shape, kShuffles);
     ASSERT_NE(plan.mechanism, Mechanism::shared);
     // m: source register bits whose element bit is a destination lane bit.
     int m = 0;
@@ -209,7 +216,7 @@ TEST(ConvertPlan, AllBitPermutationPairs_TwoRegistersTwoLanes_ExactAndWarpLocal)
   for (const auto& a : perms) {
     for (const auto& b : perms) {
       auto s = Threads(text(a)), t = Threads(text(b));
-      auto plan = check_plan(s.layout, t.layout, s.shape);
+      auto plan = check_plan(s.layout, t.layout, s.shape, kShuffles);
       ASSERT_NE(plan.mechanism, Mechanism::shared) << text(a) << " -> " << text(b);
       int m = 0;
       for (int k = 0; k < 2; ++k) {
@@ -285,13 +292,43 @@ TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
   auto t = parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]");
   Shape shape{16, 32};
   ConvertOptions o;
-  o.allow_shuffles = false;
+  o.choice = ConvertOptions::Choice::shared;
   auto plain = check_plan(s, t, shape, o);
   o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};
   auto swz = check_plan(s, t, shape, o);
   EXPECT_EQ(plain.mechanism, Mechanism::shared);
   EXPECT_EQ(plain.counts.load_wavefronts, 16 * 16);
   EXPECT_EQ(swz.counts.load_wavefronts, 16);
+}
+
+// The cost model: TV-19 (m = 2) is cheaper by shuffles; the 16x32 f32 transpose (m = 4: 128
+// selects, 16 shuffles) too, unless the shared tile is swizzled.
+TEST(ConvertPlan, IssueCost_ChoosesTheCheaperMechanism) {
+  auto s = parse_axe_layout("S[(4,4):(1@lane,1)]"), t = parse_axe_layout("S[(4,4):(1,1@lane)]");
+  auto by_shuffles = plan_conversion(s, t, Shape{4, 4});
+  ConvertOptions o;
+  o.choice = ConvertOptions::Choice::shared;
+  auto by_shared = plan_conversion(s, t, Shape{4, 4}, o);
+  EXPECT_EQ(by_shuffles.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(issue_cost(by_shuffles.counts, 1), 22);
+  EXPECT_EQ(issue_cost(by_shared.counts, 1), 47);
+  // TV-15: shuffles cost 128 + 2 * 16 = 160; a row-major tile 32 + 2 * (16 + 256) + 32 = 608,
+  // the swizzled one (Swizzle<4,1,4>, through the shared-layout hook) 32 + 2 * 32 + 32 = 128.
+  auto s15 = parse_axe_layout("S[(16,32):(1,1@lane)]");
+  auto t15 = parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]");
+  Shape shape{16, 32};
+  auto shuffled = check_plan(s15, t15, shape);
+  EXPECT_EQ(shuffled.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(shuffled.counts.selects, 128);
+  EXPECT_EQ(shuffled.counts.shuffles, 16);
+  EXPECT_EQ(issue_cost(shuffled.counts, 1), 160);
+  o.choice = ConvertOptions::Choice::shared;
+  EXPECT_EQ(issue_cost(check_plan(s15, t15, shape, o).counts, 1), 608);
+  o.choice = ConvertOptions::Choice::cheapest;
+  o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};
+  auto swizzled = check_plan(s15, t15, shape, o);
+  EXPECT_EQ(swizzled.mechanism, Mechanism::shared);
+  EXPECT_EQ(issue_cost(swizzled.counts, 1), 128);
 }
 
 TEST(ConvertPlan, BadInput_NamesTheLayout) {
@@ -377,7 +414,9 @@ TEST(ConvertPlan, EveryPlanSimulated_EqualsDestination) {
     auto from = from_linear(a).layout, to = from_linear(b).layout;
     ConvertOptions o;
     o.shared_budget_bytes = std::int64_t{4} << uniform(rng, 6, 14);
-    o.allow_shuffles = trial % 7 != 0;
+    o.choice = trial % 7 == 0   ? ConvertOptions::Choice::shared
+               : trial % 7 == 1 ? ConvertOptions::Choice::shuffles
+                                : ConvertOptions::Choice::cheapest;
     auto plan = check_plan(from, to, shape, o);
     ++seen[plan.mechanism];
     // And back.

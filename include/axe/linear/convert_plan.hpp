@@ -107,6 +107,8 @@ struct ConvertCounts {
   // whole tile, all warps and repetitions, every placement (replicas included).
   std::int64_t store_wavefronts = 0;
   std::int64_t load_wavefronts = 0;
+  std::int64_t store_instructions = 0;  // per thread, all repetitions (widest vectors)
+  std::int64_t load_instructions = 0;
   std::int64_t wavefronts() const { return store_wavefronts + load_wavefronts; }
   bool operator==(const ConvertCounts&) const = default;
 };
@@ -129,9 +131,19 @@ struct ConvertOptions {
   std::int64_t shared_budget_bytes = 48 * 1024;
   // The shared layout; nullopt: row_major_shared(shape) (hook for the optimal swizzle).
   std::optional<SharedLayout> shared;
-  // false: never plan shuffles (register renames or shared memory only).
-  bool allow_shuffles = true;
+  // Between the two mechanisms that move data, `cheapest` compares issue_cost(); `shuffles`
+  // takes shuffles whenever the decomposition applies, `shared` never plans shuffles.
+  enum class Choice { cheapest, shuffles, shared };
+  Choice choice = Choice::cheapest;
 };
+
+// A heuristic issue cost per thread, to choose between shuffles and shared memory:
+//   selects + 2 * shuffles + (store + load instructions) + 2 * wavefronts per warp
+//   + 32 * barriers.
+// Examples: TV-19 by shuffles 16 + 2 * 3 = 22, through a row-major shared tile 47; the 16x32 f32
+// transpose of TV-15 (m = 4) by shuffles 128 + 2 * 16 = 160, through a row-major tile
+// 32 + 2 * 272 + 32 = 608, through the tile with Swizzle<4,1,4> 32 + 2 * 32 + 32 = 128.
+std::int64_t issue_cost(const ConvertCounts& c, std::int64_t warps);
 
 // The cheapest exact plan moving the tile from thread layout `from` to `to` on `shape`.
 // @pre both are F2-linear thread layouts (to_linear accepts them; axes m, lane, warp only; no
@@ -142,8 +154,8 @@ struct ConvertOptions {
 //       mechanism == registers iff not none and a thread-independent register map R gives
 //       to(r, l, w) == from(R(r), l, w);
 //       shuffles: no costlier than PR 7558 (counts above); shared otherwise.
-// Unlike Triton's cvtNeedsWarpShuffle (shared memory from 2 mixed transpositions on), shuffles
-// are chosen whenever the decomposition applies: no barrier, no shared memory (TV-19).
+// Between shuffles and shared, the lower issue_cost (ConvertOptions::choice). Unlike Triton's
+// cvtNeedsWarpShuffle (shared memory from 2 mixed transpositions on), TV-19 (m = 2) is shuffled.
 ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
                             std::span<const std::int64_t> shape, const ConvertOptions& opts = {});
 
