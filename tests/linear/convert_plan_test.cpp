@@ -153,6 +153,20 @@ TEST(ConvertPlan, TV19_Transpose4x4_SixteenSelectsThreeShuffles) {
   EXPECT_EQ(plan.counts.shuffles, 3);
 }
 
+// TV-19 in each group of 4 lanes of 4 warps (f16 32x16): the same program in every warp.
+TEST(ConvertPlan, TV19_EveryLaneGroupOfFourWarps_SixteenSelectsThreeShuffles) {
+  auto s = parse_axe_layout("S[(4,8,4,4):(1@warp,4@lane,1@lane,1)]");
+  auto t = parse_axe_layout("S[(4,8,4,4):(1@warp,4@lane,1,1@lane)]");
+  ConvertOptions o;
+  o.element_bytes = 2;
+  auto plan = check_plan(s, t, Shape{32, 16}, o);
+  EXPECT_EQ(plan.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(plan.warps, 4);
+  EXPECT_EQ(plan.lanes, 32);
+  EXPECT_EQ(plan.counts.selects, 16);
+  EXPECT_EQ(plan.counts.shuffles, 3);
+}
+
 // TV-16: 300 random pairs of bit permutations (3 register bits, 5 lane bits): exact, with the
 // PR 7558 counts (Ship: 3R/2 selects, R/2 shuffles; Swap: 2mR selects, R - R/2^m shuffles when
 // the lanes are not permuted, else R).

@@ -104,7 +104,10 @@ struct ConvertCounts {
   std::int64_t repetitions = 0;   // store/barrier/load rounds
   std::int64_t barriers = 0;
   // bank_conflicts (banks.hpp) of the source (destination) layout through the shared layout: the
-  // whole tile, all warps and repetitions, every placement (replicas included).
+  // whole tile, all warps and repetitions, every placement (replicas included). Exact when each
+  // instruction falls in one repetition's window (the window bits are held by registers outside
+  // the vector or by warps in both layouts, as for row-major tiles of blocked and accumulator
+  // layouts); an instruction whose lanes span windows issues once per window, predicated.
   std::int64_t store_wavefronts = 0;
   std::int64_t load_wavefronts = 0;
   std::int64_t store_instructions = 0;  // per thread, all repetitions (widest vectors)
