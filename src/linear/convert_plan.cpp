@@ -345,7 +345,7 @@ void count(ConvertPlan& plan) {
     if (const auto* r = std::get_if<RenameOp>(&op)) {
       c.register_moves += moves_of(*r);
       regs = static_cast<std::int64_t>(r->from.size());
-    } else if (std::holds_alternative<CondSwapOp>(op)) {
+    } else if (std::holds_alternative<CondSwapOp>(op) || std::holds_alternative<CondXorOp>(op)) {
       c.selects += regs;
     } else if (const auto* sh = std::get_if<ShuffleOp>(&op)) {
       bool map_identity = true;
@@ -412,19 +412,34 @@ ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
     plan.mechanism = Mechanism::none;
     return plan;
   }
-  if (s.lane == t.lane && s.warp == t.warp) {
+  // Registers: every destination thread finds its elements in its own source registers, at
+  // R(r) ^ Q(lane, warp) (R, Q linear): per lane or warp bit with Q != 0 a conditional register
+  // permutation, then one rename.
+  // A destination on fewer lanes reads as one that copies into the others (never checked).
+  Cols t_lane = t.lane;
+  if (t_lane.size() < s.lane.size()) t_lane.resize(s.lane.size(), 0);
+  if (s.lane.size() == t_lane.size()) {
     bool ok = true;
-    RenameOp r;
+    auto solve = [&](std::uint64_t target) -> std::int64_t {
+      auto x = f2::solve(s.m, target);
+      if (!x) ok = false;
+      return x ? static_cast<std::int64_t>(*x) : 0;
+    };
     std::vector<std::int64_t> per_bit;
-    for (auto c : t.m) {
-      auto x = f2::solve(s.m, c);
-      if (!x) {
-        ok = false;
-        break;
+    for (auto c : t.m) per_bit.push_back(solve(c));
+    std::vector<ConvertOp> ops;
+    for (std::size_t j = 0; j < t_lane.size() && ok; ++j) {
+      if (auto q = solve(t_lane[j] ^ s.lane[j])) {
+        ops.push_back(CondXorOp{static_cast<int>(j), -1, q});
       }
-      per_bit.push_back(static_cast<std::int64_t>(*x));
+    }
+    for (std::size_t j = 0; j < t.warp.size() && ok; ++j) {
+      if (auto q = solve(t.warp[j] ^ s.warp[j])) {
+        ops.push_back(CondXorOp{-1, static_cast<int>(j), q});
+      }
     }
     if (ok) {
+      RenameOp r;
       for (std::int64_t i = 0; i < plan.dst_registers; ++i) {
         std::int64_t src = 0;
         for (std::size_t k = 0; k < per_bit.size(); ++k) {
@@ -433,9 +448,13 @@ ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
         r.from.push_back(src);
       }
       plan.mechanism = Mechanism::registers;
+      plan.ops = ops;
       plan.ops.push_back(r);
       count(plan);
-      return plan;
+      // Zero lane or warp columns may be gaps (no data) rather than copies.
+      if (ops.empty() || simulate(plan, from, to, shape).empty()) return plan;
+      plan.ops.clear();
+      plan.counts = {};
     }
   }
   std::optional<ConvertPlan> shuffled;
@@ -505,6 +524,19 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
             std::int64_t y = x | std::int64_t{1} << cs->reg_bit;
             if (x != y && y < static_cast<std::int64_t>(file.size()))
               std::swap(at(file, x), at(file, y));
+          }
+        }
+      }
+    } else if (const auto* cx = std::get_if<CondXorOp>(&op)) {
+      for (std::int64_t w = 0; w < W; ++w) {
+        for (std::int64_t l = 0; l < L; ++l) {
+          bool on = cx->lane_bit >= 0 ? (l >> cx->lane_bit & 1) : (w >> cx->warp_bit & 1);
+          if (!on) continue;
+          auto& file = at(regs, w * L + l);
+          auto before = file;
+          for (std::int64_t x = 0; x < static_cast<std::int64_t>(file.size()); ++x) {
+            std::int64_t y = x ^ cx->reg_xor;
+            at(file, x) = y < static_cast<std::int64_t>(before.size()) ? at(before, y) : -1;
           }
         }
       }
@@ -612,6 +644,10 @@ std::string to_string(const ConvertOp& op) {
   } else if (const auto* c = std::get_if<CondSwapOp>(&op)) {
     os << "select: swap register bit " << c->reg_bit << " where lane bit " << c->lane_bit
        << " is set";
+  } else if (const auto* x = std::get_if<CondXorOp>(&op)) {
+    os << "select: register i <- register i ^ " << x->reg_xor << " where "
+       << (x->lane_bit >= 0 ? "lane" : "warp") << " bit "
+       << (x->lane_bit >= 0 ? x->lane_bit : x->warp_bit) << " is set";
   } else if (const auto* s = std::get_if<ShuffleOp>(&op)) {
     os << "shfl.sync.idx: source lane = map(lane) ^ xor[register], map ";
     list(s->lane_map);

@@ -78,6 +78,25 @@ bool register_map_exists(const AxeLayout& from, const AxeLayout& to) {
   return true;
 }
 
+// The oracle of "no lane or warp movement": every element a destination thread holds is in
+// one of that thread's source registers.
+bool own_thread_holds_all(const AxeLayout& from, const AxeLayout& to) {
+  const Axis m, lane("lane"), warp("warp");
+  std::int64_t W = std::max<std::int64_t>({1, from.span(warp), to.span(warp)});
+  std::int64_t L = std::max<std::int64_t>({1, from.span(lane), to.span(lane)});
+  std::int64_t RS = std::max<std::int64_t>(1, from.span(m)),
+               RT = std::max<std::int64_t>(1, to.span(m));
+  auto s = table_of(from, W, L, RS), t = table_of(to, W, L, RT);
+  for (std::size_t w = 0; w < static_cast<std::size_t>(W); ++w) {
+    for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+      for (auto x : t[w][l]) {
+        if (x >= 0 && std::find(s[w][l].begin(), s[w][l].end(), x) == s[w][l].end()) return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool linear_equal(const AxeLayout& a, const AxeLayout& b, const Shape& shape) {
   auto la = to_linear(a, shape).layout, lb = to_linear(b, shape).layout;
   auto cols = [](const LinearLayout& l, const char* d) {
@@ -102,10 +121,13 @@ ConvertPlan check_plan(const AxeLayout& from, const AxeLayout& to, const Shape& 
   bool equal = linear_equal(from, to, shape);
   EXPECT_EQ(plan.mechanism == Mechanism::none, equal);
   if (!equal) {
-    EXPECT_EQ(plan.mechanism == Mechanism::registers, register_map_exists(from, to));
+    EXPECT_EQ(plan.mechanism == Mechanism::registers, own_thread_holds_all(from, to));
+  }
+  if (plan.mechanism == Mechanism::registers) {
+    EXPECT_EQ(plan.counts.selects == 0, register_map_exists(from, to));
   }
   if (plan.mechanism == Mechanism::none || plan.mechanism == Mechanism::registers) {
-    EXPECT_EQ(plan.counts.selects + plan.counts.shuffles + plan.counts.barriers, 0);
+    EXPECT_EQ(plan.counts.shuffles + plan.counts.barriers, 0);
   }
   if (plan.mechanism == Mechanism::shared) {
     EXPECT_GE(plan.counts.barriers, 1);
@@ -271,6 +293,18 @@ TEST(ConvertPlan, RegisterPermutation_Registers) {
                          parse_axe_layout("S[(8,32,4):(1,1@lane,8)]"), Shape{8, 128});
   EXPECT_EQ(plan.mechanism, Mechanism::registers);
   EXPECT_GT(plan.counts.register_moves, 0);
+}
+
+// A source that broadcasts over lane bit 0 (each pair of lanes holds 8 elements), a destination
+// that tells the two lanes apart: no lane movement, but the register depends on the lane (one
+// conditional register permutation, R = 8 selects), then a rename.
+TEST(ConvertPlan, BroadcastSource_RegistersWithSelects) {
+  auto s = parse_axe_layout("S[(16,8):(2@lane,1)] + R[2:1@lane]");
+  auto t = parse_axe_layout("S[(16,2,4):(2@lane,1@lane,1)]");
+  auto plan = check_plan(s, t, Shape{16, 8});
+  EXPECT_EQ(plan.mechanism, Mechanism::registers);
+  EXPECT_EQ(plan.counts.selects, 8);
+  EXPECT_EQ(plan.counts.shuffles, 0);
 }
 
 TEST(ConvertPlan, AcrossWarps_SharedWithRowMajorWavefronts) {

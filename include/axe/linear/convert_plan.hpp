@@ -4,8 +4,10 @@
 // thread's registers (as in banks.hpp). plan_conversion chooses the cheapest exact mechanism:
 //   none       the layouts are equal (as linear layouts: every hardware location holds the same
 //              element): no instruction;
-//   registers  every destination thread finds its elements in its own source registers, at a
-//              register index that does not depend on the thread: one static register rename;
+//   registers  every destination thread finds its elements in its own source registers (no lane
+//              or warp movement): one static register rename, after R selects per lane or warp
+//              bit where the register index depends on the thread (a source that broadcasts
+//              over lanes the destination tells apart);
 //   shuffles   the conversion stays inside each warp and permutes hardware bits (Triton PR 7558):
 //              P = P_mixed o P_lane o P_reg, P_reg a rename, P_mixed m disjoint register<->lane
 //              transpositions realised with conditional register swaps (selects) around one round
@@ -93,8 +95,17 @@ struct LoadOp {
   std::int64_t window = 0;
 };
 struct BarrierOp {};
+// In threads whose lane bit `lane_bit` (if >= 0, else warp bit `warp_bit`) is set:
+// reg'[x] = reg[x ^ reg_xor], a register permutation chosen by the thread (R selects). Used by
+// `registers` when a source layout broadcasts over lanes or warps the destination tells apart.
+struct CondXorOp {
+  int lane_bit = -1;
+  int warp_bit = -1;
+  std::int64_t reg_xor = 0;
+};
 
-using ConvertOp = std::variant<RenameOp, CondSwapOp, ShuffleOp, ShipOp, StoreOp, BarrierOp, LoadOp>;
+using ConvertOp =
+    std::variant<RenameOp, CondSwapOp, CondXorOp, ShuffleOp, ShipOp, StoreOp, BarrierOp, LoadOp>;
 
 struct ConvertCounts {
   std::int64_t register_moves = 0;  // registers whose index changes in renames
@@ -154,8 +165,9 @@ std::int64_t issue_cost(const ConvertCounts& c, std::int64_t warps);
 // warps; else axe::Error naming "the source layout" / "the destination layout".
 // @post simulate(plan, from, to, shape) is empty (the plan is exact);
 //       mechanism == none iff the linear layouts are equal;
-//       mechanism == registers iff not none and a thread-independent register map R gives
-//       to(r, l, w) == from(R(r), l, w);
+//       mechanism == registers iff not none and every destination thread finds each of its
+//       elements in its own source registers, with no select iff a thread-independent register
+//       map R gives to(r, l, w) == from(R(r), l, w);
 //       shuffles: no costlier than PR 7558 (counts above); shared otherwise.
 // Between shuffles and shared, the lower issue_cost (ConvertOptions::choice). Unlike Triton's
 // cvtNeedsWarpShuffle (shared memory from 2 mixed transpositions on), TV-19 (m = 2) is shuffled.
