@@ -42,6 +42,18 @@ TEST(ConvertLayoutCli, NoneAndRegisters) {
   EXPECT_EQ(j["selects"].integer() + j["shuffles"].integer(), 0);
 }
 
+// A source broadcast over lane bit 0, a destination that tells those lanes apart: no lane
+// movement, one conditional register permutation (8 selects).
+TEST(ConvertLayoutCli, BroadcastSource_RegistersWithSelects) {
+  Json j = convert({"convert-layout", "--from", "S[(16,8):(2@lane,1)] + R[2:1@lane]", "--to",
+                    "S[(16,2,4):(2@lane,1@lane,1)]", "--shape", "16,8", "--dtype", "f32",
+                    "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "registers");
+  EXPECT_TRUE(j["simulated"].boolean());
+  EXPECT_EQ(j["selects"].integer(), 8);
+  EXPECT_EQ(j["shuffles"].integer(), 0);
+}
+
 // A wgmma accumulator (64x64, 4 warps) to a blocked layout: rows cross warps, so shared memory.
 TEST(ConvertLayoutCli, WgmmaToBlocked_Shared) {
   const char* wgmma = "S[(4,2,8,8,4,2):(1@warp,2,4@lane,4,1@lane,1)]";
