@@ -27,6 +27,9 @@ Args parse_args(const std::vector<std::string>& argv) {
     const std::string& w = argv[i];
     if (w == "--json") {
       args.json = true;
+    } else if (w == "--simulate") {  // a flag of `convert-layout`: no value
+      if (args.has("simulate")) fail("option --simulate given twice");
+      args.options.emplace("simulate", "");
     } else if (w.size() > 2 && w.rfind("--", 0) == 0) {
       std::string key = w.substr(2);
       std::string value;

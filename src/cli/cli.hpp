@@ -11,7 +11,8 @@
 namespace axe::cli {
 
 // A parsed command line after the subcommand name(s): positional arguments and `--key value`
-// options. `--json` is the only flag without a value.
+// options. `--json` and `--simulate` (kept as option "simulate", empty value) are the only
+// flags without a value.
 struct Args {
   std::vector<std::string> positional;
   std::map<std::string, std::string, std::less<>> options;

@@ -167,7 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto args = axe::cli::parse_args(std::vector<std::string>(words.begin() + 1, words.end()));
     if (!found) return 0;
     const std::string_view name = found->name;
-    if ((name == "plan" || name == "simulate") && !small_enough(args)) return 0;
+    if ((name == "plan" || name == "simulate" || name == "convert-layout") && !small_enough(args)) return 0;
     status = found->run(args, out);
   } catch (const axe::Error& e) {
     error = e.what();

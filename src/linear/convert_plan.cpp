@@ -1,0 +1,675 @@
+// Conversion plans (LINEAR_LAYOUTS.md §5): mechanism choice, the PR 7558 decomposition, the
+// shared-memory round trip and the host simulator.
+#include "axe/linear/convert_plan.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "axe/core/error.hpp"
+#include "axe/linear/banks.hpp"
+#include "axe/linear/bridge.hpp"
+#include "axe/linear/f2.hpp"
+#include "linear/internal.hpp"
+
+namespace axe::linear {
+namespace {
+
+using Cols = std::vector<std::uint64_t>;
+
+constexpr std::int64_t kMaxSlots = std::int64_t{1} << 22;
+
+// A thread layout split into its columns per hardware dim (packed row-major tile index).
+struct Thread {
+  Cols m, lane, warp;
+  LinearLayout normalized;  // input dims exactly [m, lane, warp]
+};
+
+Cols columns_of(const LinearLayout& l, const char* dim) {
+  Cols c;
+  if (!l.has_in_dim(dim)) return c;
+  for (int i = 0; i < l.in_bits(dim); ++i) c.push_back(l.column(dim, i));
+  return c;
+}
+
+Thread thread_of(const AxeLayout& l, std::span<const std::int64_t> shape, const char* what) {
+  std::int64_t n = 1;
+  for (auto e : shape) {
+    if (e <= 0 || __builtin_mul_overflow(n, e, &n)) fail("the shape is empty or overflows");
+  }
+  if (n > kMaxSlots) {
+    fail("the tile has " + std::to_string(n) +
+         " elements, more than 2^22 (too many to plan and "
+         "simulate on the host)");
+  }
+  if (l.size() != n) {
+    fail(std::string(what) + " " + to_string(l) + " holds " + std::to_string(l.size()) +
+         " elements but the tile has " + std::to_string(n) + " (it must cover the tile)");
+  }
+  for (const Axis& a : l.axes()) {
+    if (a.name() != "m" && a.name() != "lane" && a.name() != "warp") {
+      fail(std::string(what) + " " + to_string(l) + " uses axis '" + std::string(a.name()) +
+           "' (allowed: m, lane, warp)");
+    }
+  }
+  auto why = linear_refusal(l, shape);
+  if (!why.empty()) fail(std::string(what) + " " + to_string(l) + " is not F2-linear: " + why);
+  auto al = to_linear(l, shape);
+  for (const auto& [axis, o] : al.offset) {
+    if (o != 0) {
+      fail(std::string(what) + " " + to_string(l) + " has an offset " + std::to_string(o) + "@" +
+           axis + " (conversion plans take layouts without offsets)");
+    }
+  }
+  if (!is_surjective(al.layout))
+    fail(std::string(what) + " " + to_string(l) + " does not cover the tile");
+  Thread t;
+  t.m = columns_of(al.layout, "m");
+  t.lane = columns_of(al.layout, "lane");
+  t.warp = columns_of(al.layout, "warp");
+  if (t.m.size() + t.warp.size() > 17) {
+    fail(std::string(what) + " " + to_string(l) + " uses 2^" + std::to_string(t.m.size()) +
+         " registers x 2^" + std::to_string(t.warp.size()) +
+         " warps, more than 2^22 register slots with 32 lanes (too many to plan on the host)");
+  }
+  if (t.lane.size() > 5) {
+    fail(std::string(what) + " " + to_string(l) + " uses " +
+         std::to_string(std::int64_t{1} << t.lane.size()) + " lanes (a warp has 32)");
+  }
+  std::vector<Dim> ins{{"m", static_cast<int>(t.m.size())},
+                       {"lane", static_cast<int>(t.lane.size())},
+                       {"warp", static_cast<int>(t.warp.size())}};
+  Cols all = t.m;
+  all.insert(all.end(), t.lane.begin(), t.lane.end());
+  all.insert(all.end(), t.warp.begin(), t.warp.end());
+  t.normalized = LinearLayout::from_columns(ins, al.layout.out_dims(), all, false);
+  return t;
+}
+
+// x with bit k moved to bit perm[k].
+std::uint64_t permute_bits(std::uint64_t x, const std::vector<int>& perm) {
+  std::uint64_t r = 0;
+  for (std::size_t k = 0; k < perm.size(); ++k) {
+    if (x >> k & 1) r |= std::uint64_t{1} << perm[k];
+  }
+  return r;
+}
+
+std::int64_t moves_of(const RenameOp& r) {
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < r.from.size(); ++i) n += r.from[i] != static_cast<std::int64_t>(i);
+  return n;
+}
+
+bool is_identity_rename(const RenameOp& r, std::int64_t size) {
+  return static_cast<std::int64_t>(r.from.size()) == size && moves_of(r) == 0;
+}
+
+// The intra-warp plan of PR 7558, or nullopt when the conversion is not a permutation of
+// (register, lane) bits inside each warp.
+std::optional<ConvertPlan> shuffle_plan(const Thread& s, const Thread& t) {
+  if (s.warp != t.warp || s.lane.size() != t.lane.size()) return std::nullopt;
+  const int nL = static_cast<int>(s.lane.size());
+  // Strip broadcast (zero) register bits; pad both to nR register bits.
+  std::vector<int> s_keep, t_keep;
+  for (std::size_t i = 0; i < s.m.size(); ++i) {
+    if (s.m[i]) s_keep.push_back(static_cast<int>(i));
+  }
+  for (std::size_t i = 0; i < t.m.size(); ++i) {
+    if (t.m[i]) t_keep.push_back(static_cast<int>(i));
+  }
+  const int nR = static_cast<int>(std::max(s_keep.size(), t_keep.size()));
+  if (nR > 16) return std::nullopt;
+  Cols sc(static_cast<std::size_t>(nR + nL), 0), tc(sc.size(), 0);
+  for (std::size_t k = 0; k < s_keep.size(); ++k) sc[k] = s.m[static_cast<std::size_t>(s_keep[k])];
+  for (std::size_t k = 0; k < t_keep.size(); ++k) tc[k] = t.m[static_cast<std::size_t>(t_keep[k])];
+  for (int j = 0; j < nL; ++j) {
+    sc[static_cast<std::size_t>(nR + j)] = s.lane[static_cast<std::size_t>(j)];
+    tc[static_cast<std::size_t>(nR + j)] = t.lane[static_cast<std::size_t>(j)];
+  }
+  // pi: source bit -> destination bit with the same column (S(h) == T(P(h))).
+  const int n = nR + nL;
+  std::vector<int> pi(static_cast<std::size_t>(n), -1);
+  std::vector<bool> used(static_cast<std::size_t>(n), false);
+  Cols s_nonzero, t_nonzero;
+  for (int b = 0; b < n; ++b) {
+    if (sc[static_cast<std::size_t>(b)]) s_nonzero.push_back(sc[static_cast<std::size_t>(b)]);
+    if (tc[static_cast<std::size_t>(b)]) t_nonzero.push_back(tc[static_cast<std::size_t>(b)]);
+  }
+  if (f2::rank(s_nonzero) != static_cast<int>(s_nonzero.size()) ||
+      f2::rank(t_nonzero) != static_cast<int>(t_nonzero.size()) ||
+      s_nonzero.size() != t_nonzero.size()) {
+    return std::nullopt;
+  }
+  for (int b = 0; b < n; ++b) {
+    auto c = sc[static_cast<std::size_t>(b)];
+    if (!c) continue;
+    auto it = std::find(tc.begin(), tc.end(), c);
+    if (it == tc.end()) return std::nullopt;  // same span, not a permutation of bits
+    int d = static_cast<int>(it - tc.begin());
+    pi[static_cast<std::size_t>(b)] = d;
+    used[static_cast<std::size_t>(d)] = true;
+  }
+  // Zero columns: fixed points first, then register with register, lane with lane, then mixed.
+  auto is_reg = [&](int b) { return b < nR; };
+  for (int b = 0; b < n; ++b) {
+    if (pi[static_cast<std::size_t>(b)] < 0 && !tc[static_cast<std::size_t>(b)] &&
+        !used[static_cast<std::size_t>(b)]) {
+      pi[static_cast<std::size_t>(b)] = b;
+      used[static_cast<std::size_t>(b)] = true;
+    }
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int b = 0; b < n; ++b) {
+      if (pi[static_cast<std::size_t>(b)] >= 0) continue;
+      for (int d = 0; d < n; ++d) {
+        if (used[static_cast<std::size_t>(d)] || tc[static_cast<std::size_t>(d)]) continue;
+        if (pass == 0 && is_reg(b) != is_reg(d)) continue;
+        pi[static_cast<std::size_t>(b)] = d;
+        used[static_cast<std::size_t>(d)] = true;
+        break;
+      }
+    }
+  }
+  // P = mixed o lane o reg: A = register bits going to lanes, B = lane bits going to registers.
+  std::vector<int> A, B;
+  for (int b = 0; b < n; ++b) {
+    int d = pi[static_cast<std::size_t>(b)];
+    if (is_reg(b) && !is_reg(d)) A.push_back(b);
+    if (!is_reg(b) && is_reg(d)) B.push_back(b);
+  }
+  // Pairs (i in pi(B), j in pi(A)); pair pi(b) with b when b in pi(A) so lanes stay in place.
+  std::vector<int> I, J;
+  for (int b : A) J.push_back(pi[static_cast<std::size_t>(b)]);
+  std::vector<std::pair<int, int>> pairs;  // (register bit i, lane bit j), both absolute
+  std::vector<bool> j_used(J.size(), false), b_used(B.size(), false);
+  for (std::size_t k = 0; k < B.size(); ++k) {
+    auto it = std::find(J.begin(), J.end(), B[k]);
+    if (it != J.end()) {
+      pairs.push_back({pi[static_cast<std::size_t>(B[k])], B[k]});
+      j_used[static_cast<std::size_t>(it - J.begin())] = true;
+      b_used[k] = true;
+    }
+  }
+  for (std::size_t k = 0; k < B.size(); ++k) {
+    if (b_used[k]) continue;
+    for (std::size_t q = 0; q < J.size(); ++q) {
+      if (j_used[q]) continue;
+      j_used[q] = true;
+      pairs.push_back({pi[static_cast<std::size_t>(B[k])], J[q]});
+      break;
+    }
+  }
+  auto partner_of_reg = [&](int i) {
+    for (auto [r, l] : pairs) {
+      if (r == i) return l;
+    }
+    return -1;
+  };
+  auto partner_of_lane = [&](int j) {
+    for (auto [r, l] : pairs) {
+      if (l == j) return r;
+    }
+    return -1;
+  };
+  // rho on register bits, lambda on lane bits (local indices).
+  std::vector<int> rho(static_cast<std::size_t>(nR)), lambda(static_cast<std::size_t>(nL));
+  for (int b = 0; b < nR; ++b) {
+    int d = pi[static_cast<std::size_t>(b)];
+    rho[static_cast<std::size_t>(b)] = is_reg(d) ? d : partner_of_lane(d);
+  }
+  for (int j = 0; j < nL; ++j) {
+    int b = nR + j, d = pi[static_cast<std::size_t>(b)];
+    lambda[static_cast<std::size_t>(j)] = (is_reg(d) ? partner_of_reg(d) : d) - nR;
+  }
+  std::vector<int> lambda_inv(static_cast<std::size_t>(nL));
+  for (int j = 0; j < nL; ++j)
+    lambda_inv[static_cast<std::size_t>(lambda[static_cast<std::size_t>(j)])] = j;
+  std::vector<int> rho_inv(static_cast<std::size_t>(nR));
+  for (int b = 0; b < nR; ++b)
+    rho_inv[static_cast<std::size_t>(rho[static_cast<std::size_t>(b)])] = b;
+
+  ConvertPlan plan;
+  plan.mechanism = Mechanism::shuffles;
+  plan.lanes = std::int64_t{1} << nL;
+  plan.warps = std::int64_t{1} << s.warp.size();
+  plan.src_registers = std::int64_t{1} << s.m.size();
+  plan.dst_registers = std::int64_t{1} << t.m.size();
+  const std::int64_t R = std::int64_t{1} << nR;
+  // Rename: stripped/padded register i (after rho) = original source register.
+  RenameOp first;
+  for (std::int64_t i = 0; i < R; ++i) {
+    std::uint64_t pre = permute_bits(static_cast<std::uint64_t>(i), rho_inv);  // rho^-1(i)
+    std::int64_t orig = 0;
+    for (std::size_t k = 0; k < s_keep.size(); ++k) {
+      if (pre >> k & 1) orig |= std::int64_t{1} << s_keep[k];
+    }
+    first.from.push_back(orig);
+  }
+  if (!is_identity_rename(first, plan.src_registers)) plan.ops.push_back(first);
+  bool lane_trivial = true;
+  for (int j = 0; j < nL; ++j)
+    lane_trivial = lane_trivial && lambda[static_cast<std::size_t>(j)] == j;
+  if (pairs.size() == 1 && lane_trivial) {
+    plan.ops.push_back(ShipOp{pairs[0].first, pairs[0].second - nR});
+  } else if (!pairs.empty() || !lane_trivial) {
+    for (auto [i, j] : pairs)
+      plan.ops.push_back(CondSwapOp{i, lambda_inv[static_cast<std::size_t>(j - nR)]});
+    ShuffleOp sh;
+    for (int k = 0; k < nL; ++k)
+      sh.lane_map.push_back(std::uint64_t{1} << lambda_inv[static_cast<std::size_t>(k)]);
+    for (std::int64_t r = 0; r < R; ++r) {
+      std::uint64_t mask = 0;
+      for (auto [i, j] : pairs) {
+        if (r >> i & 1) mask |= std::uint64_t{1} << (j - nR);
+      }
+      sh.lane_xor.push_back(permute_bits(mask, lambda_inv));
+    }
+    plan.ops.push_back(sh);
+    for (auto [i, j] : pairs) plan.ops.push_back(CondSwapOp{i, j - nR});
+  }
+  // Unstrip: destination register t reads stripped register (its kept bits packed).
+  RenameOp last;
+  for (std::int64_t r = 0; r < plan.dst_registers; ++r) {
+    std::int64_t idx = 0;
+    for (std::size_t k = 0; k < t_keep.size(); ++k) {
+      if (r >> t_keep[k] & 1) idx |= std::int64_t{1} << k;
+    }
+    last.from.push_back(idx);
+  }
+  if (!is_identity_rename(last, R)) plan.ops.push_back(last);
+  return plan;
+}
+
+std::int64_t offset_of(const SharedLayout& sl, std::int64_t x) {
+  std::int64_t o = sl.smem.forward_first(x)[Axis()];
+  return sl.swizzle ? (*sl.swizzle)(o) : o;
+}
+
+ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread& s,
+                        const Thread& t, std::span<const std::int64_t> shape,
+                        const ConvertOptions& opts) {
+  ConvertPlan plan;
+  plan.mechanism = Mechanism::shared;
+  plan.shared = opts.shared ? *opts.shared : row_major_shared(shape);
+  plan.lanes = std::int64_t{1} << std::max(s.lane.size(), t.lane.size());
+  plan.warps = std::int64_t{1} << s.warp.size();
+  plan.src_registers = std::int64_t{1} << s.m.size();
+  plan.dst_registers = std::int64_t{1} << t.m.size();
+  const std::int64_t n = from.size();
+  std::int64_t span = 1;
+  for (std::int64_t x = 0; x < n; ++x) {
+    std::int64_t o = offset_of(*plan.shared, x);
+    if (o < 0)
+      fail("the shared layout puts element " + std::to_string(x) + " at a negative offset");
+    span = std::max(span, o + 1);
+  }
+  std::int64_t pow2 = 1;
+  while (pow2 < span) pow2 *= 2;
+  if (opts.shared_budget_bytes < opts.element_bytes) {
+    fail("the shared budget " + std::to_string(opts.shared_budget_bytes) +
+         " bytes cannot hold one element of " + std::to_string(opts.element_bytes) + " bytes");
+  }
+  std::int64_t chunk = 1;
+  while (chunk * 2 <= opts.shared_budget_bytes / opts.element_bytes && chunk * 2 <= pow2)
+    chunk *= 2;
+  plan.chunk = chunk;
+  const std::int64_t reps = pow2 / chunk;
+  std::uint64_t skip = 0;
+  int shift = 0;
+  for (const auto& [dim, mask] : free_variable_masks(s.normalized)) {
+    skip |= mask << shift;
+    shift += s.normalized.in_bits(dim);
+  }
+  for (std::int64_t w = 0; w < reps; ++w) {
+    if (w) plan.ops.push_back(BarrierOp{});
+    plan.ops.push_back(StoreOp{s.normalized, skip, w});
+    plan.ops.push_back(BarrierOp{});
+    plan.ops.push_back(LoadOp{t.normalized, w});
+  }
+  auto st =
+      bank_conflicts(plan.shared->smem, from, shape, opts.element_bytes, plan.shared->swizzle);
+  auto ld = bank_conflicts(plan.shared->smem, to, shape, opts.element_bytes, plan.shared->swizzle);
+  plan.counts.store_wavefronts = st.wavefronts;
+  plan.counts.load_wavefronts = ld.wavefronts;
+  plan.counts.store_instructions = st.instructions;
+  plan.counts.load_instructions = ld.instructions;
+  plan.counts.shared_bytes = chunk * opts.element_bytes;
+  plan.counts.repetitions = reps;
+  return plan;
+}
+
+void count(ConvertPlan& plan) {
+  ConvertCounts& c = plan.counts;
+  std::int64_t regs = plan.src_registers;
+  for (const auto& op : plan.ops) {
+    if (const auto* r = std::get_if<RenameOp>(&op)) {
+      c.register_moves += moves_of(*r);
+      regs = static_cast<std::int64_t>(r->from.size());
+    } else if (std::holds_alternative<CondSwapOp>(op) || std::holds_alternative<CondXorOp>(op)) {
+      c.selects += regs;
+    } else if (const auto* sh = std::get_if<ShuffleOp>(&op)) {
+      bool map_identity = true;
+      for (std::size_t k = 0; k < sh->lane_map.size(); ++k) {
+        map_identity = map_identity && sh->lane_map[k] == std::uint64_t{1} << k;
+      }
+      for (auto x : sh->lane_xor) c.shuffles += (x != 0 || !map_identity);
+    } else if (std::holds_alternative<ShipOp>(op)) {
+      c.selects += 3 * regs / 2;
+      c.shuffles += regs / 2;
+    } else if (std::holds_alternative<BarrierOp>(op)) {
+      ++c.barriers;
+    }
+  }
+}
+
+}  // namespace
+
+std::string to_string(Mechanism m) {
+  switch (m) {
+    case Mechanism::none:
+      return "none";
+    case Mechanism::registers:
+      return "registers";
+    case Mechanism::shuffles:
+      return "shuffles";
+    case Mechanism::shared:
+      return "shared";
+  }
+  return "?";
+}
+
+SharedLayout row_major_shared(std::span<const std::int64_t> shape) {
+  std::string e, st;
+  std::int64_t stride = 1;
+  std::vector<std::int64_t> strides(shape.size());
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride *= shape[k];
+  }
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    e += (k ? "," : "") + std::to_string(shape[k]);
+    st += (k ? "," : "") + std::to_string(strides[k]);
+  }
+  std::string text = shape.size() == 1 ? "S[" + e + ":" + st + "]" : "S[(" + e + "):(" + st + ")]";
+  return {parse_axe_layout(text), std::nullopt};
+}
+
+ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
+                            std::span<const std::int64_t> shape, const ConvertOptions& opts) {
+  Thread s = thread_of(from, shape, "the source layout");
+  Thread t = thread_of(to, shape, "the destination layout");
+  if (s.warp.size() != t.warp.size()) {
+    fail("the source layout " + to_string(from) + " uses " +
+         std::to_string(std::int64_t{1} << s.warp.size()) + " warp(s) but the destination layout " +
+         to_string(to) + " uses " + std::to_string(std::int64_t{1} << t.warp.size()));
+  }
+  ConvertPlan plan;
+  plan.lanes = std::int64_t{1} << std::max(s.lane.size(), t.lane.size());
+  plan.warps = std::int64_t{1} << s.warp.size();
+  plan.src_registers = std::int64_t{1} << s.m.size();
+  plan.dst_registers = std::int64_t{1} << t.m.size();
+  if (s.normalized == t.normalized) {
+    plan.mechanism = Mechanism::none;
+    return plan;
+  }
+  // Registers: every destination thread finds its elements in its own source registers, at
+  // R(r) ^ Q(lane, warp) (R, Q linear): per lane or warp bit with Q != 0 a conditional register
+  // permutation, then one rename.
+  // A destination on fewer lanes reads as one that copies into the others (never checked).
+  Cols t_lane = t.lane;
+  if (t_lane.size() < s.lane.size()) t_lane.resize(s.lane.size(), 0);
+  if (s.lane.size() == t_lane.size()) {
+    bool ok = true;
+    auto solve = [&](std::uint64_t target) -> std::int64_t {
+      auto x = f2::solve(s.m, target);
+      if (!x) ok = false;
+      return x ? static_cast<std::int64_t>(*x) : 0;
+    };
+    std::vector<std::int64_t> per_bit;
+    for (auto c : t.m) per_bit.push_back(solve(c));
+    std::vector<ConvertOp> ops;
+    for (std::size_t j = 0; j < t_lane.size() && ok; ++j) {
+      if (auto q = solve(t_lane[j] ^ s.lane[j])) {
+        ops.push_back(CondXorOp{static_cast<int>(j), -1, q});
+      }
+    }
+    for (std::size_t j = 0; j < t.warp.size() && ok; ++j) {
+      if (auto q = solve(t.warp[j] ^ s.warp[j])) {
+        ops.push_back(CondXorOp{-1, static_cast<int>(j), q});
+      }
+    }
+    if (ok) {
+      RenameOp r;
+      for (std::int64_t i = 0; i < plan.dst_registers; ++i) {
+        std::int64_t src = 0;
+        for (std::size_t k = 0; k < per_bit.size(); ++k) {
+          if (i >> k & 1) src ^= per_bit[k];
+        }
+        r.from.push_back(src);
+      }
+      plan.mechanism = Mechanism::registers;
+      plan.ops = ops;
+      plan.ops.push_back(r);
+      count(plan);
+      // Zero lane or warp columns may be gaps (no data) rather than copies.
+      if (ops.empty() || simulate(plan, from, to, shape).empty()) return plan;
+      plan.ops.clear();
+      plan.counts = {};
+    }
+  }
+  std::optional<ConvertPlan> shuffled;
+  if (opts.choice != ConvertOptions::Choice::shared) {
+    if (auto sp = shuffle_plan(s, t)) {
+      count(*sp);
+      // Zero lane columns may be gaps (no data) rather than copies: keep the plan only when the
+      // simulation proves it.
+      if (simulate(*sp, from, to, shape).empty()) shuffled = std::move(sp);
+    }
+  }
+  if (shuffled && opts.choice == ConvertOptions::Choice::shuffles) return *shuffled;
+  plan = shared_plan(from, to, s, t, shape, opts);
+  count(plan);
+  if (shuffled &&
+      issue_cost(shuffled->counts, shuffled->warps) <= issue_cost(plan.counts, plan.warps)) {
+    return *shuffled;
+  }
+  return plan;
+}
+
+std::int64_t issue_cost(const ConvertCounts& c, std::int64_t warps) {
+  return c.selects + 2 * c.shuffles + c.store_instructions + c.load_instructions +
+         2 * c.wavefronts() / std::max<std::int64_t>(1, warps) + 32 * c.barriers;
+}
+
+std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLayout& to,
+                     std::span<const std::int64_t> shape) {
+  const Axis m, lane("lane"), warp("warp");
+  const std::int64_t L = plan.lanes, W = plan.warps;
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  // regs[w * L + l][r]
+  std::vector<std::vector<std::int64_t>> regs(
+      static_cast<std::size_t>(L * W),
+      std::vector<std::int64_t>(static_cast<std::size_t>(plan.src_registers), -1));
+  for (std::int64_t x = 0; x < n; ++x) {
+    for (const auto& p : from.forward(x)) {
+      std::int64_t w = p.coord[warp], l = p.coord[lane], r = p.coord[m];
+      if (w < 0 || w >= W || l < 0 || l >= L || r < 0 || r >= plan.src_registers) {
+        return "the source layout places element " + std::to_string(x) +
+               " outside the plan's threads";
+      }
+      regs[static_cast<std::size_t>(w * L + l)][static_cast<std::size_t>(r)] = x;
+    }
+  }
+  std::vector<std::int64_t> smem;
+  // Loads write a separate destination file: later repetitions still store source registers.
+  std::vector<std::vector<std::int64_t>> loaded;
+  auto at = [](auto& v, std::int64_t i) -> auto& {
+    return v[static_cast<std::size_t>(i)];
+  };
+  for (const auto& op : plan.ops) {
+    if (const auto* rn = std::get_if<RenameOp>(&op)) {
+      for (auto& file : regs) {
+        std::vector<std::int64_t> next;
+        for (auto f : rn->from)
+          next.push_back(f >= 0 && f < static_cast<std::int64_t>(file.size()) ? at(file, f) : -1);
+        file = std::move(next);
+      }
+    } else if (const auto* cs = std::get_if<CondSwapOp>(&op)) {
+      for (std::int64_t w = 0; w < W; ++w) {
+        for (std::int64_t l = 0; l < L; ++l) {
+          if (!(l >> cs->lane_bit & 1)) continue;
+          auto& file = at(regs, w * L + l);
+          for (std::int64_t x = 0; x < static_cast<std::int64_t>(file.size()); ++x) {
+            std::int64_t y = x | std::int64_t{1} << cs->reg_bit;
+            if (x != y && y < static_cast<std::int64_t>(file.size()))
+              std::swap(at(file, x), at(file, y));
+          }
+        }
+      }
+    } else if (const auto* cx = std::get_if<CondXorOp>(&op)) {
+      for (std::int64_t w = 0; w < W; ++w) {
+        for (std::int64_t l = 0; l < L; ++l) {
+          bool on = cx->lane_bit >= 0 ? (l >> cx->lane_bit & 1) : (w >> cx->warp_bit & 1);
+          if (!on) continue;
+          auto& file = at(regs, w * L + l);
+          auto before = file;
+          for (std::int64_t x = 0; x < static_cast<std::int64_t>(file.size()); ++x) {
+            std::int64_t y = x ^ cx->reg_xor;
+            at(file, x) = y < static_cast<std::int64_t>(before.size()) ? at(before, y) : -1;
+          }
+        }
+      }
+    } else if (const auto* sh = std::get_if<ShuffleOp>(&op)) {
+      auto old = regs;
+      for (std::int64_t w = 0; w < W; ++w) {
+        for (std::int64_t l = 0; l < L; ++l) {
+          std::uint64_t mapped = 0;
+          for (std::size_t k = 0; k < sh->lane_map.size(); ++k) {
+            if (l >> k & 1) mapped ^= sh->lane_map[k];
+          }
+          auto& file = at(regs, w * L + l);
+          for (std::size_t r = 0; r < file.size() && r < sh->lane_xor.size(); ++r) {
+            auto src = static_cast<std::int64_t>(mapped ^ sh->lane_xor[r]);
+            file[r] = src < L ? at(at(old, w * L + src), static_cast<std::int64_t>(r)) : -1;
+          }
+        }
+      }
+    } else if (const auto* sp = std::get_if<ShipOp>(&op)) {
+      auto old = regs;
+      const std::int64_t bit = std::int64_t{1} << sp->reg_bit, lb = std::int64_t{1} << sp->lane_bit;
+      for (std::int64_t w = 0; w < W; ++w) {
+        for (std::int64_t l = 0; l < L; ++l) {
+          auto& file = at(regs, w * L + l);
+          const auto& partner = at(old, w * L + (l ^ lb));
+          bool lj = l & lb;
+          for (std::int64_t x = 0; x < static_cast<std::int64_t>(file.size()); ++x) {
+            if (x & bit) continue;
+            // The partner ships reg[x] if its bit is set, else reg[x + 2^i].
+            std::int64_t got = lj ? at(partner, x + bit) : at(partner, x);
+            if (lj) {
+              at(file, x) = got;
+            } else {
+              at(file, x + bit) = got;
+            }
+          }
+        }
+      }
+    } else if (const auto* st = std::get_if<StoreOp>(&op)) {
+      if (!plan.shared) return "a store without a shared layout";
+      smem.assign(static_cast<std::size_t>(plan.chunk), -1);
+      const int rb = st->address.in_bits("m"), lbits = st->address.in_bits("lane");
+      for (std::int64_t w = 0; w < W; ++w) {
+        for (std::int64_t l = 0; l < (std::int64_t{1} << lbits); ++l) {
+          const auto& file = at(regs, w * L + l);
+          for (std::int64_t r = 0; r < static_cast<std::int64_t>(file.size()); ++r) {
+            std::uint64_t h = static_cast<std::uint64_t>(r) | static_cast<std::uint64_t>(l) << rb |
+                              static_cast<std::uint64_t>(w) << (rb + lbits);
+            if (h & st->skip) continue;
+            auto o = offset_of(*plan.shared, static_cast<std::int64_t>(st->address.apply_flat(h))) -
+                     st->window * plan.chunk;
+            if (o >= 0 && o < plan.chunk) at(smem, o) = at(file, r);
+          }
+        }
+      }
+    } else if (const auto* ld = std::get_if<LoadOp>(&op)) {
+      const int rb = ld->address.in_bits("m"), lbits = ld->address.in_bits("lane");
+      for (std::int64_t w = 0; w < W; ++w) {
+        for (std::int64_t l = 0; l < (std::int64_t{1} << lbits); ++l) {
+          if (loaded.empty()) {
+            loaded.assign(regs.size(), std::vector<std::int64_t>(
+                                           static_cast<std::size_t>(plan.dst_registers), -1));
+          }
+          auto& file = at(loaded, w * L + l);
+          for (std::int64_t r = 0; r < plan.dst_registers; ++r) {
+            std::uint64_t h = static_cast<std::uint64_t>(r) | static_cast<std::uint64_t>(l) << rb |
+                              static_cast<std::uint64_t>(w) << (rb + lbits);
+            auto o = offset_of(*plan.shared, static_cast<std::int64_t>(ld->address.apply_flat(h))) -
+                     ld->window * plan.chunk;
+            if (o >= 0 && o < plan.chunk) at(file, r) = at(smem, o);
+          }
+        }
+      }
+    }
+  }
+  if (!loaded.empty()) regs = std::move(loaded);
+  for (std::int64_t x = 0; x < n; ++x) {
+    for (const auto& p : to.forward(x)) {
+      std::int64_t w = p.coord[warp], l = p.coord[lane], r = p.coord[m];
+      std::int64_t got = -1;
+      if (w >= 0 && w < W && l >= 0 && l < L && r >= 0 &&
+          r < static_cast<std::int64_t>(at(regs, w * L + l).size())) {
+        got = at(at(regs, w * L + l), r);
+      }
+      if (got != x) {
+        return "warp " + std::to_string(w) + ", lane " + std::to_string(l) + ", register " +
+               std::to_string(r) + ": expected element " + std::to_string(x) + ", got " +
+               (got < 0 ? std::string("undefined") : std::to_string(got));
+      }
+    }
+  }
+  return {};
+}
+
+std::string to_string(const ConvertOp& op) {
+  std::ostringstream os;
+  auto list = [&](const auto& v) {
+    os << "(";
+    for (std::size_t k = 0; k < v.size(); ++k) os << (k ? "," : "") << v[k];
+    os << ")";
+  };
+  if (const auto* r = std::get_if<RenameOp>(&op)) {
+    os << "rename registers: " << moves_of(*r) << " moves, register i <- ";
+    list(r->from);
+  } else if (const auto* c = std::get_if<CondSwapOp>(&op)) {
+    os << "select: swap register bit " << c->reg_bit << " where lane bit " << c->lane_bit
+       << " is set";
+  } else if (const auto* x = std::get_if<CondXorOp>(&op)) {
+    os << "select: register i <- register i ^ " << x->reg_xor << " where "
+       << (x->lane_bit >= 0 ? "lane" : "warp") << " bit "
+       << (x->lane_bit >= 0 ? x->lane_bit : x->warp_bit) << " is set";
+  } else if (const auto* s = std::get_if<ShuffleOp>(&op)) {
+    os << "shfl.sync.idx: source lane = map(lane) ^ xor[register], map ";
+    list(s->lane_map);
+    os << ", xor ";
+    list(s->lane_xor);
+  } else if (const auto* p = std::get_if<ShipOp>(&op)) {
+    os << "ship: register bit " << p->reg_bit << " <-> lane bit " << p->lane_bit
+       << " (select, shfl.sync.bfly " << (1 << p->lane_bit) << ", 2 selects per register pair)";
+  } else if (const auto* st = std::get_if<StoreOp>(&op)) {
+    os << "store to shared (source layout), repetition " << st->window;
+  } else if (std::holds_alternative<BarrierOp>(op)) {
+    os << "barrier";
+  } else if (const auto* ld = std::get_if<LoadOp>(&op)) {
+    os << "load from shared (destination layout), repetition " << ld->window;
+  }
+  return os.str();
+}
+
+std::string to_string(const ConvertPlan& plan) {
+  std::string s = "mechanism: " + to_string(plan.mechanism) + "\n";
+  for (const auto& op : plan.ops) s += "  " + to_string(op) + "\n";
+  return s;
+}
+
+}  // namespace axe::linear

@@ -1,0 +1,145 @@
+// `axe convert-layout --from THREADS --to THREADS --shape S --dtype T [--simulate]`
+// (src/cli/convert_layout_command.cpp).
+#include <gtest/gtest.h>
+
+#include "cli_test_util.hpp"
+
+namespace axe::test::cli {
+namespace {
+
+Json convert(std::initializer_list<std::string_view> args) {
+  auto r = axe(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return parse_json(r.out);
+}
+
+// TV-19: the 4x4 transpose across 4 lanes: 16 selects, 3 shuffles.
+TEST(ConvertLayoutCli, TV19_Transpose_Shuffles) {
+  Json j =
+      convert({"convert-layout", "--from", "S[(4,4):(1@lane,1)]", "--to", "S[(4,4):(1,1@lane)]",
+               "--shape", "4,4", "--dtype", "f32", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shuffles");
+  EXPECT_TRUE(j["simulated"].boolean());
+  EXPECT_EQ(j["selects"].integer(), 16);
+  EXPECT_EQ(j["shuffles"].integer(), 3);
+  EXPECT_EQ(j["shared_bytes"].integer(), 0);
+  EXPECT_EQ(j["barriers"].integer(), 0);
+  EXPECT_EQ(j["wavefronts"].integer(), 0);
+}
+
+TEST(ConvertLayoutCli, NoneAndRegisters) {
+  Json j =
+      convert({"convert-layout", "--from", "S[(8,32,4):(4,1@lane,1)]", "--to",
+               "S[(8,32,2,2):(4,1@lane,2,1)]", "--shape", "8,128", "--dtype", "f16", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "none");
+  EXPECT_FALSE(j["simulated"].boolean());
+  j = convert({"convert-layout", "--from", "S[(8,32,4):(4,1@lane,1)]", "--to",
+               "S[(8,32,4):(1,1@lane,8)]", "--shape", "8,128", "--dtype", "f16", "--simulate",
+               "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "registers");
+  EXPECT_TRUE(j["simulated"].boolean());
+  EXPECT_GT(j["register_moves"].integer(), 0);
+  EXPECT_EQ(j["selects"].integer() + j["shuffles"].integer(), 0);
+}
+
+// A source broadcast over lane bit 0, a destination that tells those lanes apart: no lane
+// movement, one conditional register permutation (8 selects).
+TEST(ConvertLayoutCli, BroadcastSource_RegistersWithSelects) {
+  Json j = convert({"convert-layout", "--from", "S[(16,8):(2@lane,1)] + R[2:1@lane]", "--to",
+                    "S[(16,2,4):(2@lane,1@lane,1)]", "--shape", "16,8", "--dtype", "f32",
+                    "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "registers");
+  EXPECT_TRUE(j["simulated"].boolean());
+  EXPECT_EQ(j["selects"].integer(), 8);
+  EXPECT_EQ(j["shuffles"].integer(), 0);
+}
+
+// A wgmma accumulator (64x64, 4 warps) to a blocked layout: rows cross warps, so shared memory.
+TEST(ConvertLayoutCli, WgmmaToBlocked_Shared) {
+  const char* wgmma = "S[(4,2,8,8,4,2):(1@warp,2,4@lane,4,1@lane,1)]";
+  const char* blocked =
+      "S[(8,4,32,4):(4,1@warp,1@lane,1)]";  // blocked 1x4 per thread, 2x16 lanes, 4x1 warps
+  Json j = convert({"convert-layout", "--from", wgmma, "--to", blocked, "--shape", "64,64",
+                    "--dtype", "f32", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shared");
+  EXPECT_TRUE(j["simulated"].boolean());
+  EXPECT_EQ(j["shared_bytes"].integer(), 64 * 64 * 4);
+  EXPECT_EQ(j["barriers"].integer(), 1);
+  EXPECT_EQ(j["wavefronts"].integer(),
+            j["store_wavefronts"].integer() + j["load_wavefronts"].integer());
+  EXPECT_GT(j["wavefronts"].integer(), 0);
+  // With a 4 KiB budget: 4 repetitions, 7 barriers.
+  j = convert({"convert-layout", "--from", wgmma, "--to", blocked, "--shape", "64,64", "--dtype",
+               "f32", "--shared-budget", "4096", "--simulate", "--json"});
+  EXPECT_EQ(j["shared_bytes"].integer(), 4096);
+  EXPECT_EQ(j["repetitions"].integer(), 4);
+  EXPECT_EQ(j["barriers"].integer(), 7);
+  EXPECT_TRUE(j["simulated"].boolean());
+}
+
+// TV-15, the 16x32 f32 transpose: shuffles (128 selects, 16 shuffles) beat a row-major tile;
+// with --swizzle 4,1,4 the shared round trip (16 + 16 wavefronts) is cheaper.
+TEST(ConvertLayoutCli, TV15_ChooseAndSwizzle) {
+  const char* st = "S[(16,32):(1,1@lane)]";
+  const char* ld = "S[(16,16,2):(1@lane,1,16@lane)]";
+  Json j = convert({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype",
+                    "f32", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shuffles");
+  EXPECT_EQ(j["selects"].integer(), 128);
+  EXPECT_EQ(j["issue_cost"].integer(), 160);
+  j = convert({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype", "f32",
+               "--choose", "shared", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shared");
+  EXPECT_EQ(j["store_wavefronts"].integer(), 16);
+  EXPECT_EQ(j["load_wavefronts"].integer(), 256);
+  j = convert({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype", "f32",
+               "--swizzle", "4,1,4", "--simulate", "--json"});
+  EXPECT_EQ(j["mechanism"].str(), "shared");
+  EXPECT_TRUE(j["simulated"].boolean());
+  EXPECT_EQ(j["wavefronts"].integer(), 32);
+  EXPECT_EQ(j["issue_cost"].integer(), 128);
+  expect_error({"convert-layout", "--from", st, "--to", ld, "--shape", "16,32", "--dtype", "f32",
+                "--choose", "fastest"},
+               "--choose: expected cheapest, shuffles or shared, got 'fastest'");
+}
+
+TEST(ConvertLayoutCli, Text) {
+  auto r = axe({"convert-layout", "--from", "S[(4,4):(1@lane,1)]", "--to", "S[(4,4):(1,1@lane)]",
+                "--shape", "4,4", "--dtype", "f32", "--simulate"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("mechanism: shuffles\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("selects 16, shuffles 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("simulated: 1 warp(s) x 4 lanes"), std::string::npos) << r.out;
+}
+
+TEST(ConvertLayoutCli, Errors) {
+  const char* a = "S[(8,32):(1,1@lane)]";
+  expect_error({"convert-layout", "--from", "S[(8,16):(1,1@lane)]", "--to", a, "--shape", "8,32",
+                "--dtype", "f32"},
+               "--from S[(8,16):(1,1@lane)] holds 128 elements but the tile has 256");
+  expect_error({"convert-layout", "--from", a, "--to", "S[(4,32):(1,1@lane)]", "--shape", "8,32",
+                "--dtype", "f32"},
+               "--to S[(4,32):(1,1@lane)] holds 128 elements");
+  expect_error({"convert-layout", "--from", "S[(2,8,32):(1@warp,1,1@lane)]", "--to",
+                "S[(16,32):(1,1@lane)]", "--shape", "16,32", "--dtype", "f32"},
+               "--from S[(2,8,32):(1@warp,1,1@lane)] uses 2 warp(s) but --to");
+  expect_error({"convert-layout", "--from", a, "--to", "S[(8,32):(1,1@gpu)]", "--shape", "8,32",
+                "--dtype", "f32"},
+               "--to S[(8,32):(1,1@gpu)] uses axis 'gpu'");
+  expect_error({"convert-layout", "--from", "S[(8,32):(1,1@lane", "--to", a, "--shape", "8,32",
+                "--dtype", "f32"},
+               "--from 'S[(8,32):(1,1@lane'");
+  expect_error({"convert-layout", "--from", "S[(8,6):(1,1@lane)]", "--to", "S[(8,6):(1,1@lane)]",
+                "--shape", "8,6", "--dtype", "f32"},
+               "--from S[(8,6):(1,1@lane)] is not F2-linear");
+  expect_error({"convert-layout", "--from", a, "--to", a, "--shape", "8,32", "--dtype", "f9"},
+               "unknown dtype 'f9'");
+  expect_error({"convert-layout", "--from", a, "--shape", "8,32", "--dtype", "f32"},
+               "missing --to");
+  expect_error({"convert-layout", "--from", a, "--to", a, "--shape", "8,32", "--dtype", "f32",
+                "--shared-budget", "2"},
+               "--shared-budget 2 is smaller than one element");
+}
+
+}  // namespace
+}  // namespace axe::test::cli

@@ -1,0 +1,479 @@
+// Conversion plans: the PR 7558 test vectors TV-16..TV-19 as exact counts, seeded random pairs of
+// thread layouts (every plan simulated == destination layout; none iff equal; registers iff a
+// brute-force oracle finds a thread-independent register map), and the shared round trip in
+// repetitions.
+#include "axe/linear/convert_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <set>
+
+#include "axe/core/error.hpp"
+#include "axe/linear/banks.hpp"
+#include "axe/linear/bridge.hpp"
+#include "axe/linear/thread_layouts.hpp"
+#include "linear_test_util.hpp"
+
+namespace axe::test::linear {
+namespace {
+
+using namespace axe::linear;
+using Shape = std::vector<std::int64_t>;
+
+// An Axe thread layout from a linear layout's text (dims m, lane, warp).
+AxeOnShape Threads(std::string_view text) {
+  return from_linear(LL(text));
+}
+
+bool has_op_ship(const ConvertPlan& p) {
+  return std::any_of(p.ops.begin(), p.ops.end(),
+                     [](const ConvertOp& o) { return std::holds_alternative<ShipOp>(o); });
+}
+
+// Brute force: tables[w][l][r] = the element a thread layout places there (-1: none).
+using Table = std::vector<std::vector<std::vector<std::int64_t>>>;
+Table table_of(const AxeLayout& t, std::int64_t warps, std::int64_t lanes, std::int64_t regs) {
+  Table tab(static_cast<std::size_t>(warps),
+            std::vector<std::vector<std::int64_t>>(
+                static_cast<std::size_t>(lanes),
+                std::vector<std::int64_t>(static_cast<std::size_t>(regs), -1)));
+  const Axis m, lane("lane"), warp("warp");
+  for (std::int64_t x = 0; x < t.size(); ++x) {
+    for (const auto& p : t.forward(x)) {
+      tab[static_cast<std::size_t>(p.coord[warp])][static_cast<std::size_t>(p.coord[lane])]
+         [static_cast<std::size_t>(p.coord[m])] = x;
+    }
+  }
+  return tab;
+}
+
+// The oracle of "registers": every destination register r finds its element, in every thread, in
+// one source register r' of that same thread, r' independent of the thread.
+bool register_map_exists(const AxeLayout& from, const AxeLayout& to) {
+  const Axis m, lane("lane"), warp("warp");
+  std::int64_t W = std::max<std::int64_t>({1, from.span(warp), to.span(warp)});
+  std::int64_t L = std::max<std::int64_t>({1, from.span(lane), to.span(lane)});
+  std::int64_t RS = std::max<std::int64_t>(1, from.span(m)),
+               RT = std::max<std::int64_t>(1, to.span(m));
+  auto s = table_of(from, W, L, RS), t = table_of(to, W, L, RT);
+  for (std::int64_t r = 0; r < RT; ++r) {
+    std::set<std::int64_t> cand;
+    for (std::int64_t c = 0; c < RS; ++c) cand.insert(c);
+    for (std::size_t w = 0; w < static_cast<std::size_t>(W); ++w) {
+      for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+        std::int64_t x = t[w][l][static_cast<std::size_t>(r)];
+        if (x < 0) continue;
+        std::set<std::int64_t> here;
+        for (std::int64_t c : cand) {
+          if (s[w][l][static_cast<std::size_t>(c)] == x) here.insert(c);
+        }
+        cand = here;
+      }
+    }
+    if (cand.empty()) return false;
+  }
+  return true;
+}
+
+// The oracle of "no lane or warp movement": every element a destination thread holds is in
+// one of that thread's source registers.
+bool own_thread_holds_all(const AxeLayout& from, const AxeLayout& to) {
+  const Axis m, lane("lane"), warp("warp");
+  std::int64_t W = std::max<std::int64_t>({1, from.span(warp), to.span(warp)});
+  std::int64_t L = std::max<std::int64_t>({1, from.span(lane), to.span(lane)});
+  std::int64_t RS = std::max<std::int64_t>(1, from.span(m)),
+               RT = std::max<std::int64_t>(1, to.span(m));
+  auto s = table_of(from, W, L, RS), t = table_of(to, W, L, RT);
+  for (std::size_t w = 0; w < static_cast<std::size_t>(W); ++w) {
+    for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+      for (auto x : t[w][l]) {
+        if (x >= 0 && std::find(s[w][l].begin(), s[w][l].end(), x) == s[w][l].end()) return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool linear_equal(const AxeLayout& a, const AxeLayout& b, const Shape& shape) {
+  auto la = to_linear(a, shape).layout, lb = to_linear(b, shape).layout;
+  auto cols = [](const LinearLayout& l, const char* d) {
+    std::vector<std::uint64_t> c;
+    if (l.has_in_dim(d)) {
+      for (int i = 0; i < l.in_bits(d); ++i) c.push_back(l.column(d, i));
+    }
+    return c;
+  };
+  for (const char* d : {"m", "lane", "warp"}) {
+    if (cols(la, d) != cols(lb, d)) return false;
+  }
+  return true;
+}
+
+// Checks every law of plan_conversion's header on one pair; returns the plan.
+ConvertPlan check_plan(const AxeLayout& from, const AxeLayout& to, const Shape& shape,
+                       const ConvertOptions& opts = {}) {
+  auto plan = plan_conversion(from, to, shape, opts);
+  SCOPED_TRACE(to_string(from) + " -> " + to_string(to) + "\n" + to_string(plan));
+  EXPECT_EQ(simulate(plan, from, to, shape), "");
+  bool equal = linear_equal(from, to, shape);
+  EXPECT_EQ(plan.mechanism == Mechanism::none, equal);
+  if (!equal) {
+    EXPECT_EQ(plan.mechanism == Mechanism::registers, own_thread_holds_all(from, to));
+  }
+  if (plan.mechanism == Mechanism::registers) {
+    EXPECT_EQ(plan.counts.selects == 0, register_map_exists(from, to));
+  }
+  if (plan.mechanism == Mechanism::none || plan.mechanism == Mechanism::registers) {
+    EXPECT_EQ(plan.counts.shuffles + plan.counts.barriers, 0);
+  }
+  if (plan.mechanism == Mechanism::shared) {
+    EXPECT_GE(plan.counts.barriers, 1);
+    EXPECT_LE(plan.counts.shared_bytes, opts.shared_budget_bytes);
+    EXPECT_EQ(plan.counts.barriers, 2 * plan.counts.repetitions - 1);
+  }
+  return plan;
+}
+
+// The decomposition itself, whatever the cost model prefers.
+const ConvertOptions kShuffles = [] {
+  ConvertOptions o;
+  o.choice = ConvertOptions::Choice::shuffles;
+  return o;
+}();
+
+// ---- exact: TV-16..TV-19 ---------------------------------------------------------------------
+
+TEST(ConvertPlan, TV17_FourSelectsTwoShuffles) {
+  auto s = Threads("{m: [1], lane: [2,4]} -> [dim0:8]");
+  auto t = Threads("{m: [4], lane: [1,2]} -> [dim0:8]");
+  auto plan = check_plan(s.layout, t.layout, s.shape);
+  EXPECT_EQ(plan.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(plan.counts.selects, 4);
+  EXPECT_EQ(plan.counts.shuffles, 2);
+  EXPECT_EQ(plan.counts.shared_bytes, 0);
+}
+
+TEST(ConvertPlan, TV18_ShipSixSelectsTwoShuffles) {
+  auto s = Threads("{m: [1,2], lane: [4,8]} -> [dim0:16]");
+  auto t = Threads("{m: [4,2], lane: [1,8]} -> [dim0:16]");
+  auto plan = check_plan(s.layout, t.layout, s.shape);
+  EXPECT_EQ(plan.mechanism, Mechanism::shuffles);
+  EXPECT_TRUE(has_op_ship(plan));
+  EXPECT_EQ(plan.counts.selects, 6);
+  EXPECT_EQ(plan.counts.shuffles, 2);
+}
+
+TEST(ConvertPlan, TV19_Transpose4x4_SixteenSelectsThreeShuffles) {
+  auto s = parse_axe_layout("S[(4,4):(1@lane,1)]");  // lane = row, register = column
+  auto t = parse_axe_layout("S[(4,4):(1,1@lane)]");  // the transpose
+  auto plan = check_plan(s, t, Shape{4, 4});
+  EXPECT_EQ(plan.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(plan.counts.selects, 16);
+  EXPECT_EQ(plan.counts.shuffles, 3);
+}
+
+// TV-19 in each group of 4 lanes of 4 warps (f16 32x16): the same program in every warp.
+TEST(ConvertPlan, TV19_EveryLaneGroupOfFourWarps_SixteenSelectsThreeShuffles) {
+  auto s = parse_axe_layout("S[(4,8,4,4):(1@warp,4@lane,1@lane,1)]");
+  auto t = parse_axe_layout("S[(4,8,4,4):(1@warp,4@lane,1,1@lane)]");
+  ConvertOptions o;
+  o.element_bytes = 2;
+  auto plan = check_plan(s, t, Shape{32, 16}, o);
+  EXPECT_EQ(plan.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(plan.warps, 4);
+  EXPECT_EQ(plan.lanes, 32);
+  EXPECT_EQ(plan.counts.selects, 16);
+  EXPECT_EQ(plan.counts.shuffles, 3);
+}
+
+// TV-16: 300 random pairs of bit permutations (3 register bits, 5 lane bits): exact, with the
+// PR 7558 counts (Ship: 3R/2 selects, R/2 shuffles; Swap: 2mR selects, R - R/2^m shuffles when
+// the lanes are not permuted, else R).
+TEST(ConvertPlan, TV16_RandomBitPermutations_SimulatedWithPr7558Counts) {
+  auto rng = make_rng(0x716);
+  const std::int64_t R = 8;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<int> ps(8), pt(8);
+    for (int k = 0; k < 8; ++k)
+      ps[static_cast<std::size_t>(k)] = pt[static_cast<std::size_t>(k)] = k;
+    std::shuffle(ps.begin(), ps.end(), rng);
+    std::shuffle(pt.begin(), pt.end(), rng);
+    auto text = [](const std::vector<int>& p) {
+      std::string s = "{m: [";
+      for (int k = 0; k < 8; ++k) {
+        s += (k == 3 ? "], lane: ["
+              : k    ? ","
+                     : "") +
+             std::to_string(1 << p[static_cast<std::size_t>(k)]);
+      }
+      return s + "]} -> [dim0:256]";
+    };
+    auto s = Threads(text(ps)), t = Threads(text(pt));
+    auto plan = check_plan(s.layout, t.layout, s.shape, kShuffles);
+    ASSERT_NE(plan.mechanism, Mechanism::shared);
+    // m: source register bits whose element bit is a destination lane bit.
+    int m = 0;
+    for (int k = 0; k < 3; ++k) {
+      auto it = std::find(pt.begin(), pt.end(), ps[static_cast<std::size_t>(k)]);
+      m += (it - pt.begin()) >= 3;
+    }
+    if (plan.mechanism != Mechanism::shuffles) {
+      EXPECT_EQ(m, 0);
+      continue;
+    }
+    if (has_op_ship(plan)) {
+      EXPECT_EQ(m, 1);
+      EXPECT_EQ(plan.counts.selects, 3 * R / 2);
+      EXPECT_EQ(plan.counts.shuffles, R / 2);
+    } else {
+      EXPECT_EQ(plan.counts.selects, 2 * m * R);
+      EXPECT_TRUE(plan.counts.shuffles == R || plan.counts.shuffles == R - (R >> m))
+          << plan.counts.shuffles;
+    }
+  }
+}
+
+// Brute force: every pair of bit permutations of 2 register and 2 lane bits (24 x 24 pairs):
+// every plan is exact, never goes through shared memory, and costs at most 2mR selects and R
+// shuffles (m = register bits that become lane bits).
+TEST(ConvertPlan, AllBitPermutationPairs_TwoRegistersTwoLanes_ExactAndWarpLocal) {
+  std::vector<int> p{0, 1, 2, 3};
+  std::vector<std::vector<int>> perms;
+  do {
+    perms.push_back(p);
+  } while (std::next_permutation(p.begin(), p.end()));
+  auto text = [](const std::vector<int>& q) {
+    return "{m: [" + std::to_string(1 << q[0]) + "," + std::to_string(1 << q[1]) + "], lane: [" +
+           std::to_string(1 << q[2]) + "," + std::to_string(1 << q[3]) + "]} -> [dim0:16]";
+  };
+  for (const auto& a : perms) {
+    for (const auto& b : perms) {
+      auto s = Threads(text(a)), t = Threads(text(b));
+      auto plan = check_plan(s.layout, t.layout, s.shape, kShuffles);
+      ASSERT_NE(plan.mechanism, Mechanism::shared) << text(a) << " -> " << text(b);
+      int m = 0;
+      for (int k = 0; k < 2; ++k) {
+        m += std::find(b.begin(), b.end(), a[static_cast<std::size_t>(k)]) - b.begin() >= 2;
+      }
+      EXPECT_LE(plan.counts.selects, 2 * m * 4);
+      EXPECT_LE(plan.counts.shuffles, 4);
+    }
+  }
+}
+
+// The simulator is the oracle, so it must catch a wrong program: dropping any one step of the
+// TV-19 plan (or swapping its destination) fails the simulation.
+TEST(ConvertPlan, Simulate_RejectsCorruptedPlans) {
+  auto s = parse_axe_layout("S[(4,4):(1@lane,1)]");
+  auto t = parse_axe_layout("S[(4,4):(1,1@lane)]");
+  auto plan = plan_conversion(s, t, Shape{4, 4});
+  ASSERT_EQ(simulate(plan, s, t, Shape{4, 4}), "");
+  for (std::size_t k = 0; k < plan.ops.size(); ++k) {
+    auto bad = plan;
+    bad.ops.erase(bad.ops.begin() + static_cast<std::ptrdiff_t>(k));
+    EXPECT_NE(simulate(bad, s, t, Shape{4, 4}), "") << "without step " << k;
+  }
+  EXPECT_NE(simulate(plan, s, s, Shape{4, 4}), "");
+}
+
+// ---- exact: the other mechanisms ---------------------------------------------------------------
+
+TEST(ConvertPlan, EqualLayouts_None) {
+  auto l = parse_axe_layout("S[(8,32,4):(4,1@lane,1)]");
+  auto plan = check_plan(l, parse_axe_layout("S[(8,32,2,2):(4,1@lane,2,1)]"), Shape{8, 128});
+  EXPECT_EQ(plan.mechanism, Mechanism::none);
+  EXPECT_TRUE(plan.ops.empty());
+}
+
+TEST(ConvertPlan, RegisterPermutation_Registers) {
+  auto plan = check_plan(parse_axe_layout("S[(8,32,4):(4,1@lane,1)]"),
+                         parse_axe_layout("S[(8,32,4):(1,1@lane,8)]"), Shape{8, 128});
+  EXPECT_EQ(plan.mechanism, Mechanism::registers);
+  EXPECT_GT(plan.counts.register_moves, 0);
+}
+
+// A source that broadcasts over lane bit 0 (each pair of lanes holds 8 elements), a destination
+// that tells the two lanes apart: no lane movement, but the register depends on the lane (one
+// conditional register permutation, R = 8 selects), then a rename.
+TEST(ConvertPlan, BroadcastSource_RegistersWithSelects) {
+  auto s = parse_axe_layout("S[(16,8):(2@lane,1)] + R[2:1@lane]");
+  auto t = parse_axe_layout("S[(16,2,4):(2@lane,1@lane,1)]");
+  auto plan = check_plan(s, t, Shape{16, 8});
+  EXPECT_EQ(plan.mechanism, Mechanism::registers);
+  EXPECT_EQ(plan.counts.selects, 8);
+  EXPECT_EQ(plan.counts.shuffles, 0);
+}
+
+TEST(ConvertPlan, AcrossWarps_SharedWithRowMajorWavefronts) {
+  // Rows split over 4 warps vs columns split over 4 warps: elements cross warps.
+  auto s = parse_axe_layout("S[(4,8,4,32):(1@warp,4,1,1@lane)]");
+  auto t = parse_axe_layout("S[(32,4,32):(1,1@warp,1@lane)]");
+  Shape shape{32, 128};
+  auto plan = check_plan(s, t, shape);
+  EXPECT_EQ(plan.mechanism, Mechanism::shared);
+  EXPECT_EQ(plan.counts.shared_bytes, 32 * 128 * 4);
+  EXPECT_EQ(plan.counts.repetitions, 1);
+  EXPECT_EQ(plan.counts.barriers, 1);
+  auto rm = row_major_shared(shape);
+  EXPECT_EQ(to_string(rm.smem), "S[(32,128):(128,1)]");
+  EXPECT_EQ(plan.counts.store_wavefronts, bank_conflicts(rm.smem, s, shape, 4).wavefronts);
+  EXPECT_EQ(plan.counts.load_wavefronts, bank_conflicts(rm.smem, t, shape, 4).wavefronts);
+}
+
+TEST(ConvertPlan, SharedBudget_Repetitions) {
+  auto s = parse_axe_layout("S[(4,8,4,32):(1@warp,4,1,1@lane)]");
+  auto t = parse_axe_layout("S[(32,4,32):(1,1@warp,1@lane)]");
+  ConvertOptions o;
+  o.shared_budget_bytes = 4096;
+  auto plan = check_plan(s, t, Shape{32, 128}, o);
+  EXPECT_EQ(plan.counts.shared_bytes, 4096);
+  EXPECT_EQ(plan.counts.repetitions, 4);
+  EXPECT_EQ(plan.counts.barriers, 7);
+}
+
+TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
+  // TV-15: the 16x32 f32 transpose; Swizzle<4,1,4> removes the load conflicts.
+  auto s = parse_axe_layout("S[(16,32):(1,1@lane)]");
+  auto t = parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]");
+  Shape shape{16, 32};
+  ConvertOptions o;
+  o.choice = ConvertOptions::Choice::shared;
+  auto plain = check_plan(s, t, shape, o);
+  o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};
+  auto swz = check_plan(s, t, shape, o);
+  EXPECT_EQ(plain.mechanism, Mechanism::shared);
+  EXPECT_EQ(plain.counts.load_wavefronts, 16 * 16);
+  EXPECT_EQ(swz.counts.load_wavefronts, 16);
+}
+
+// The cost model: TV-19 (m = 2) is cheaper by shuffles; the 16x32 f32 transpose (m = 4: 128
+// selects, 16 shuffles) too, unless the shared tile is swizzled.
+TEST(ConvertPlan, IssueCost_ChoosesTheCheaperMechanism) {
+  auto s = parse_axe_layout("S[(4,4):(1@lane,1)]"), t = parse_axe_layout("S[(4,4):(1,1@lane)]");
+  auto by_shuffles = plan_conversion(s, t, Shape{4, 4});
+  ConvertOptions o;
+  o.choice = ConvertOptions::Choice::shared;
+  auto by_shared = plan_conversion(s, t, Shape{4, 4}, o);
+  EXPECT_EQ(by_shuffles.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(issue_cost(by_shuffles.counts, 1), 22);
+  EXPECT_EQ(issue_cost(by_shared.counts, 1), 47);
+  // TV-15: shuffles cost 128 + 2 * 16 = 160; a row-major tile 32 + 2 * (16 + 256) + 32 = 608,
+  // the swizzled one (Swizzle<4,1,4>, through the shared-layout hook) 32 + 2 * 32 + 32 = 128.
+  auto s15 = parse_axe_layout("S[(16,32):(1,1@lane)]");
+  auto t15 = parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]");
+  Shape shape{16, 32};
+  auto shuffled = check_plan(s15, t15, shape);
+  EXPECT_EQ(shuffled.mechanism, Mechanism::shuffles);
+  EXPECT_EQ(shuffled.counts.selects, 128);
+  EXPECT_EQ(shuffled.counts.shuffles, 16);
+  EXPECT_EQ(issue_cost(shuffled.counts, 1), 160);
+  o.choice = ConvertOptions::Choice::shared;
+  EXPECT_EQ(issue_cost(check_plan(s15, t15, shape, o).counts, 1), 608);
+  o.choice = ConvertOptions::Choice::cheapest;
+  o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};
+  auto swizzled = check_plan(s15, t15, shape, o);
+  EXPECT_EQ(swizzled.mechanism, Mechanism::shared);
+  EXPECT_EQ(issue_cost(swizzled.counts, 1), 128);
+}
+
+TEST(ConvertPlan, BadInput_NamesTheLayout) {
+  auto a = parse_axe_layout("S[(8,32):(1,1@lane)]");
+  Shape shape{8, 32};
+  auto msg = [&](const char* from, const char* to, Shape sh) {
+    try {
+      plan_conversion(parse_axe_layout(from), parse_axe_layout(to), sh);
+    } catch (const axe::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg("S[(8,16):(1,1@lane)]", "S[(8,32):(1,1@lane)]", shape).find("source layout"),
+            std::string::npos);
+  EXPECT_NE(msg("S[(8,32):(1,1@lane)]", "S[(8,32,2):(1,1@lane,1@warp)] ", Shape{8, 64})
+                .find("source layout"),
+            std::string::npos);
+  EXPECT_NE(
+      msg("S[(2,8,32):(1@warp,1,1@lane)]", "S[(16,32):(1,1@lane)]", Shape{16, 32}).find("warp"),
+      std::string::npos);
+  EXPECT_NE(msg("S[(8,32):(1,1@lane)]", "S[(8,32):(1,1@gpu)]", shape).find("destination layout"),
+            std::string::npos);
+  EXPECT_NE(msg("S[(8,32):(1,1@lane)]", "S[(8,32):(1,1@lane)] + 1@warp", shape).find("offset"),
+            std::string::npos);
+  (void)a;
+}
+
+// ---- seeded random: every plan simulated == destination layout ---------------------------------
+
+std::int64_t pick_pow2(std::mt19937_64& rng, int max_log) {
+  return std::int64_t{1} << uniform(rng, 0, max_log);
+}
+
+// A random blocked layout on `shape` with `warps` warps.
+LinearLayout random_blocked(std::mt19937_64& rng, const Shape& shape, std::int64_t warps) {
+  Shape spt(2), tpw(2), wpc(2), order{1, 0};
+  for (std::size_t d = 0; d < 2; ++d) spt[d] = std::min(shape[d], pick_pow2(rng, 3));
+  tpw[0] = pick_pow2(rng, 5);
+  tpw[1] = 32 / tpw[0];
+  wpc[0] = std::int64_t{1} << uniform(rng, 0, std::countr_zero(static_cast<std::uint64_t>(warps)));
+  wpc[1] = warps / wpc[0];
+  if (uniform(rng, 0, 1)) order = {0, 1};
+  return blocked_layout(shape, spt, tpw, wpc, order);
+}
+
+// l with the bases of in-dim `dim` shuffled.
+LinearLayout permute_dim(std::mt19937_64& rng, const LinearLayout& l, const char* dim) {
+  LinearLayout::InBases in;
+  for (const auto& d : l.in_dims()) {
+    auto b = l.bases(d.name);
+    if (d.name == dim) std::shuffle(b.begin(), b.end(), rng);
+    in.push_back({d.name, b});
+  }
+  LinearLayout::OutSizes outs;
+  for (const auto& d : l.out_dims()) outs.push_back({d.name, d.size()});
+  return LinearLayout(in, outs, false);
+}
+
+TEST(ConvertPlan, EveryPlanSimulated_EqualsDestination) {
+  auto rng = make_rng(0x0c0e);
+  std::map<Mechanism, int> seen;
+  for (int trial = 0; trial < 160; ++trial) {
+    Shape shape{pick_pow2(rng, 5), pick_pow2(rng, 5)};
+    if (shape[0] * shape[1] < 32) shape[1] = 32 / shape[0];
+    std::int64_t warps = pick_pow2(rng, 2);
+    auto a = random_blocked(rng, shape, warps);
+    LinearLayout b;
+    switch (trial % 4) {
+      case 0:
+        b = random_blocked(rng, shape, warps);
+        break;
+      case 1:
+        b = permute_dim(rng, a, "m");
+        break;
+      case 2:
+        b = permute_dim(rng, a, "lane");
+        break;
+      default:
+        b = permute_dim(rng, permute_dim(rng, a, "lane"), "m");
+        break;
+    }
+    auto from = from_linear(a).layout, to = from_linear(b).layout;
+    ConvertOptions o;
+    o.shared_budget_bytes = std::int64_t{4} << uniform(rng, 6, 14);
+    o.choice = trial % 7 == 0   ? ConvertOptions::Choice::shared
+               : trial % 7 == 1 ? ConvertOptions::Choice::shuffles
+                                : ConvertOptions::Choice::cheapest;
+    auto plan = check_plan(from, to, shape, o);
+    ++seen[plan.mechanism];
+    // And back.
+    ++seen[check_plan(to, from, shape, o).mechanism];
+  }
+  for (auto m : {Mechanism::none, Mechanism::registers, Mechanism::shuffles, Mechanism::shared}) {
+    EXPECT_GT(seen[m], 0) << to_string(m);
+  }
+}
+
+}  // namespace
+}  // namespace axe::test::linear
