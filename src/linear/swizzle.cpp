@@ -63,6 +63,12 @@ LinearLayout thread_linear(const AxeLayout& l, std::span<const std::int64_t> sha
   if (ll.has_in_dim("lane") && ll.in_bits("lane") > 5) {
     fail(text + " reaches lane " + std::to_string(ll.in_size("lane") - 1) + " (a warp has 32)");
   }
+  int reg_bits = ll.has_in_dim("m") ? ll.in_bits("m") : 0;
+  int warp_bits = ll.has_in_dim("warp") ? ll.in_bits("warp") : 0;
+  if (reg_bits + warp_bits > 17) {  // bank_conflicts' guard: warps x 32 x registers <= 2^22
+    fail(text + " has 2^" + std::to_string(warp_bits) + " warps x 2^" + std::to_string(reg_bits) +
+         " registers, more than 2^17 in all");
+  }
   // Every hardware location holds an element: 2^bits == elements x replicas.
   std::int64_t slots = std::int64_t{1} << ll.total_in_bits();
   if (slots != l.size() * l.replicas()) {
@@ -294,7 +300,7 @@ SwizzlePlan optimal_swizzle(const AxeLayout& from, const AxeLayout& to,
   int wd = dst.has_in_dim("warp") ? dst.in_bits("warp") : 0;
   if (ws != wd) {
     fail("the source thread layout " + to_string(from) + " uses " + std::to_string(1 << ws) +
-         " warp(s) but the destination " + to_string(to) + " uses " + std::to_string(1 << wd));
+         " warp(s) but the destination " + to_string(to) + " uses " + std::to_string(1 << wd));  // ws, wd <= 17
   }
   Side s{columns_of(src, "m"), columns_of(src, "lane")};
   Side d{columns_of(dst, "m"), columns_of(dst, "lane")};
