@@ -11,6 +11,7 @@
 #include "axe/core/error.hpp"
 #include "axe/linear/banks.hpp"
 #include "axe/linear/bridge.hpp"
+#include "axe/linear/f2.hpp"
 #include "axe/linear/thread_layouts.hpp"
 #include "linear_test_util.hpp"
 
@@ -231,6 +232,34 @@ TEST(OptimalSwizzle, BlockedTransposes_BijectionCostEqualsEnumerationNeverWorse)
     auto from = random_blocked(Shape{1, 0});
     auto to = random_blocked(Shape{0, 1});
     check_plan(optimal_swizzle(from, to, shape, bytes), from, to, shape, bytes);
+  }
+}
+
+// Brute force: on 16-element tiles of 16-byte elements (256 bytes, two bank rows) the plan costs
+// exactly the minimum over every invertible shared layout (all 20160 of GL(4, F2)), for random
+// thread layouts.
+TEST(OptimalSwizzle, TinyTiles_MatchBruteForceOptimum) {
+  auto rng = make_rng(0x5e4);
+  Shape shape{4, 4};
+  auto outs = logical_dims(shape);
+  std::vector<LinearLayout> all;
+  for (std::uint64_t code = 0; code < (1u << 16); ++code) {
+    std::vector<std::uint64_t> cols{code & 15, code >> 4 & 15, code >> 8 & 15, code >> 12 & 15};
+    if (f2::rank(cols) == 4) all.push_back(LinearLayout::from_columns({{"m", 4}}, outs, cols));
+  }
+  ASSERT_EQ(all.size(), 20160u);
+  for (int trial = 0; trial < 12; ++trial) {
+    auto from = random_threads(rng, 4, 1), to = random_threads(rng, 4, 1);
+    if (from.span(Axis("warp")) != to.span(Axis("warp"))) continue;
+    auto fl = to_linear(from, shape).layout, tl = to_linear(to, shape).layout;
+    ExchangeCost best{access_cost(all[0], fl, 16), access_cost(all[0], tl, 16)};
+    for (const auto& l : all) {
+      ExchangeCost c{access_cost(l, fl, 16), access_cost(l, tl, 16)};
+      if (c.better_than(best)) best = c;
+    }
+    auto p = optimal_swizzle(from, to, shape, 16);
+    EXPECT_EQ(p.cost.wavefronts(), best.wavefronts()) << to_string(from) << " -> " << to_string(to);
+    EXPECT_EQ(p.cost.instructions(), best.instructions()) << to_string(from) << " -> " << to_string(to);
   }
 }
 
