@@ -194,6 +194,10 @@ AccessCost access_cost(const LinearLayout& shared, const LinearLayout& threads,
     fail("access_cost: the shared layout " + internal::brief(shared) + " and the thread layout " +
          internal::brief(threads) + " have different tiles");
   }
+  if (shared.total_in_bits() > 40 || threads.total_in_bits() > 40) {
+    fail("access_cost: more than 2^40 shared elements or hardware locations (" +
+         internal::brief(shared) + ", " + internal::brief(threads) + ")");
+  }
   const auto& scols = shared.columns();
   auto off = [&](Vec c) { return *f2::solve(scols, c); };
   auto regs = columns_of(threads, "m"), lanes = columns_of(threads, "lane"),

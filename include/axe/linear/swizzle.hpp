@@ -60,7 +60,8 @@ struct ExchangeCost {
 // that is a multiple of V) and the lanes of one phase, one phase costs 2^dim(W ∩ R) wavefronts, W
 // the span of the 4-byte words the phase touches relative to lane 0 and R the words in bank 0.
 // @post equals bank_conflicts(shared_offsets(shared), threads, ...) (enumeration) in vector
-// bytes, instructions and total wavefronts. Throws axe::Error when the dims disagree.
+// bytes, instructions and total wavefronts. Throws axe::Error when the dims disagree or either
+// layout has more than 40 input bits.
 AccessCost access_cost(const LinearLayout& shared, const LinearLayout& threads,
                        std::int64_t element_bytes);
 
