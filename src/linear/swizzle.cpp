@@ -170,12 +170,15 @@ std::vector<Vec> swizzle_columns(const cute::Swizzle& sw, int n) {
   return cols;
 }
 
-// Every Sw<B,M,S> with B >= 1, S >= B and B + M + S <= n, in increasing B, M, S.
+// Every Sw<B,M,S> with B >= 1, |S| >= B and B + M + |S| <= n: first S > 0 in increasing B, M, S,
+// then the same with S < 0 (CuTe's left shifts).
 std::vector<cute::Swizzle> all_swizzles(int n) {
   std::vector<cute::Swizzle> out;
-  for (int b = 1; 2 * b <= n; ++b) {
-    for (int m = 0; b + m + b <= n; ++m) {
-      for (int s = b; b + m + s <= n; ++s) out.emplace_back(b, m, s);
+  for (int sign : {1, -1}) {
+    for (int b = 1; 2 * b <= n; ++b) {
+      for (int m = 0; b + m + b <= n; ++m) {
+        for (int s = b; b + m + s <= n; ++s) out.emplace_back(b, m, sign * s);
+      }
     }
   }
   return out;

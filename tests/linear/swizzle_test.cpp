@@ -102,8 +102,10 @@ TEST(OptimalSwizzle, Swizzle_Involution) {
     for (int b = 1; 2 * b <= n; ++b) {
       for (int m = 0; 2 * b + m <= n; ++m) {
         for (int s = b; b + m + s <= n; ++s) {
-          auto l = from_swizzle(cute::Swizzle(b, m, s), n, "m", "m");
-          EXPECT_EQ(compose(l, l), LinearLayout::identity_1d(std::int64_t{1} << n, "m", "m"));
+          for (int sign : {1, -1}) {
+            auto l = from_swizzle(cute::Swizzle(b, m, sign * s), n, "m", "m");
+            EXPECT_EQ(compose(l, l), LinearLayout::identity_1d(std::int64_t{1} << n, "m", "m"));
+          }
         }
       }
     }

@@ -79,8 +79,8 @@ LinearLayout swizzled_shared(const cute::Swizzle& sw, std::span<const std::int64
 
 // `shared` written as Swizzle<B,M,S> o (an Axe layout of the tile over m): the element at logical x
 // sits at offset sw(axe(x)). The identity swizzle Sw<0,0,0> when a plain Axe layout does;
-// nullopt when no CuTe swizzle with S >= B > 0 (tried in increasing B, then M, then S) makes the
-// rest a bit permutation.
+// nullopt when no CuTe swizzle with |S| >= B > 0 (S > 0 first, each in increasing B, M, |S|)
+// makes the rest a bit permutation.
 // @post when it exists: for every x, sw(axe.forward_first(x)[m]) == shared_offsets(shared)[x].
 struct SwizzledAxe {
   cute::Swizzle swizzle;
@@ -103,7 +103,8 @@ struct SwizzlePlan {
 // `from` storing and `to` loading a tile of logical `shape` with `element_bytes` elements. Tries
 // the generic swizzling algorithm (LINEAR_LAYOUTS.md §4.2) for every vector basis that is a
 // register prefix of either side (capped at 16 bytes), then the row-major tile and every
-// Swizzle<B,M,S> over it (B >= 1, S >= B, B + M + S <= log2(size)), and keeps the best.
+// Swizzle<B,M,S> over it (B >= 1, |S| >= B, B + M + |S| <= log2(size); S > 0 preferred on ties),
+// and keeps the best.
 // @post plan.cost is never worse (better_than) than row_major nor best_swizzle_cost;
 // is_invertible(plan.shared); plan.cost == access costs of plan.shared for both sides.
 // Throws axe::Error naming "the source" / "the destination" thread layout when it uses an axis
