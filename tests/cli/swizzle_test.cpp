@@ -144,6 +144,14 @@ TEST(SwizzleCli, JsonAgreesWithIndependentEnumeration) {
   check_json("S[(2,4,32,4):(4,1@warp,1@lane,1)]", "S[(4,32,2,4):(1,1@lane,4,1@warp)]", "32,32",
              {32, 32}, "f16", 2);
   check_json("S[(8,2,4,2):(4@lane,1@warp,1@lane,1)]", "S[(8,2,8):(1@lane,1@warp,1)]", "8,16", {8, 16}, "u8", 1);
+  // Kernel layouts (`axe thread-layout`): wgmma 16x64 accumulator, 4 warps -> blocked (1,8);
+  // mma.sync accumulator, 2x2 warps -> blocked along rows; slices whose lanes and warps broadcast.
+  check_json("S[(4,2,8,8,4,2):(1@warp,2,4@lane,4,1@lane,1)]", "S[(4,4,32,8):(8,1@warp,1@lane,1)]",
+             "64,64", {64, 64}, "f16", 2);
+  check_json("S[(2,2,8,2,2,4,2):(2@warp,2,4@lane,4,1@warp,1@lane,1)]",
+             "S[(8,4,2,4,4):(1@lane,1,4,1@warp,8@lane)]", "32,32", {32, 32}, "f32", 4);
+  check_json("S[(8,2,4):(1,2@warp,8@lane)] + R[(8,2):(1@lane,1@warp)]", "S[(32,2):(1@lane,1)] + R[4:1@warp]",
+             "64", {64}, "f32", 4);
 }
 
 TEST(SwizzleCli, Errors) {
