@@ -242,16 +242,6 @@ void json_costs(std::ostream& out, const linear::ExchangeCost& c) {
       << ", \"load_instructions\": " << c.load.instructions;
 }
 
-std::string cost_text(const linear::ExchangeCost& c) {
-  auto side = [](const linear::AccessCost& a) {
-    return std::to_string(a.instructions) + " x " + std::to_string(a.vector_bytes) + " B, " +
-           std::to_string(a.wavefronts) + " wavefronts";
-  };
-  return "store " + side(c.store) + "; load " + side(c.load) + "; total " +
-         std::to_string(c.wavefronts()) + " wavefronts, " + std::to_string(c.instructions()) +
-         " instructions per warp";
-}
-
 int run_swizzle(const Args& args, std::ostream& out) {
   args.allow_only({"from", "to", "shape", "dtype"});
   util::expect_positional(args, 0, 0, kSwizzleUsage);
@@ -294,11 +284,11 @@ int run_swizzle(const Args& args, std::ostream& out) {
   } else {
     out << "as Swizzle o Axe layout: not expressible (no Sw<B,M,S> leaves a bit permutation)\n";
   }
-  out << "chosen:    " << cost_text(plan.cost) << "\n";
-  out << "row-major: " << cost_text(plan.row_major) << "\n";
+  out << "chosen:    " << linear::to_string(plan.cost) << "\n";
+  out << "row-major: " << linear::to_string(plan.row_major) << "\n";
   if (plan.best_swizzle) {
     out << "best " << cute::to_string(*plan.best_swizzle) << " over row-major: "
-        << cost_text(plan.best_swizzle_cost) << "\n";
+        << linear::to_string(plan.best_swizzle_cost) << "\n";
   } else {
     out << "best Sw<B,M,S> over row-major: none fits the tile\n";
   }

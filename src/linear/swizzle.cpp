@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <ostream>
 
 #include "axe/core/error.hpp"
 #include "axe/linear/bridge.hpp"
@@ -185,6 +186,20 @@ std::vector<cute::Swizzle> all_swizzles(int n) {
 }
 
 }  // namespace
+
+std::string to_string(const AccessCost& c) {
+  return std::to_string(c.instructions) + " x " + std::to_string(c.vector_bytes) + " B, " +
+         std::to_string(c.wavefronts) + " wavefronts";
+}
+
+std::string to_string(const ExchangeCost& c) {
+  return "store " + to_string(c.store) + "; load " + to_string(c.load) + "; total " +
+         std::to_string(c.wavefronts()) + " wavefronts, " + std::to_string(c.instructions()) +
+         " instructions per warp";
+}
+
+std::ostream& operator<<(std::ostream& os, const AccessCost& c) { return os << to_string(c); }
+std::ostream& operator<<(std::ostream& os, const ExchangeCost& c) { return os << to_string(c); }
 
 AccessCost access_cost(const LinearLayout& shared, const LinearLayout& threads,
                        std::int64_t element_bytes) {

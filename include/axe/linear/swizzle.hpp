@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,6 +53,13 @@ struct ExchangeCost {
   }
   bool operator==(const ExchangeCost&) const = default;
 };
+
+// Text forms: "4 x 16 B, 16 wavefronts" (instructions per warp x vector bytes, total wavefronts);
+// "store ...; load ...; total 32 wavefronts, 20 instructions per warp".
+std::string to_string(const AccessCost& c);
+std::string to_string(const ExchangeCost& c);
+std::ostream& operator<<(std::ostream& os, const AccessCost& c);
+std::ostream& operator<<(std::ostream& os, const ExchangeCost& c);
 
 // The bank model's cost by the F2 formula, for a shared layout (`m` -> logical dims, invertible)
 // and a thread layout (`m`, `lane`, `warp` -> the same logical dims, surjective, every hardware
