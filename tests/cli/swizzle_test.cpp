@@ -154,6 +154,32 @@ TEST(SwizzleCli, JsonAgreesWithIndependentEnumeration) {
              "64", {64}, "f32", 4);
 }
 
+// A random pair of 8x16 thread layouts whose best shared layout no Sw<B,M,S> o Axe layout writes
+// (8 wavefronts, the best plain swizzle 12): said so in the text, null in the JSON.
+TEST(SwizzleCli, NotExpressibleAsSwizzle) {
+  const char* from = "S[(2,2,2,2,2,2,2):(1,16@lane,4@lane,2,1@lane,2@lane,8@lane)]";
+  const char* to = "S[(2,2,2,2,2,2,2):(16@lane,8@lane,1@lane,4@lane,1,2,2@lane)]";
+  auto r = axe({"swizzle", "--from", from, "--to", to, "--shape", "8,16", "--dtype", "f32"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("as Swizzle o Axe layout: not expressible"), std::string::npos) << r.out;
+  r = axe({"swizzle", "--from", from, "--to", to, "--shape", "8,16", "--dtype", "f32", "--json"});
+  Json j = parse_json(r.out);
+  EXPECT_TRUE(j["swizzle"].is_null());
+  EXPECT_TRUE(j["axe_layout"].is_null());
+  EXPECT_EQ(j["store_wavefronts"].integer() + j["load_wavefronts"].integer(), 8);
+  EXPECT_LT(8, j["best_swizzle"]["store_wavefronts"].integer() + j["best_swizzle"]["load_wavefronts"].integer());
+  check_json(from, to, "8,16", {8, 16}, "f32", 4);
+}
+
+TEST(SwizzleCli, HelpListsJsonKeys) {
+  auto r = axe({"swizzle", "--help"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* k : {"offset_bases", "store_wavefronts", "load_wavefronts", "store_vector_bytes",
+                        "load_vector_bytes", "row_major", "best_swizzle"}) {
+    EXPECT_NE(r.out.find(k), std::string::npos) << k;
+  }
+}
+
 TEST(SwizzleCli, Errors) {
   expect_error({"swizzle", "--from", kStore, "--to", kLoad, "--shape", "16,32", "--dtype", "f9"},
                "unknown dtype 'f9'");

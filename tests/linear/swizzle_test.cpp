@@ -126,8 +126,8 @@ TEST(OptimalSwizzle, SwizzledShared_IsSwizzleOverRowMajor) {
 }
 
 TEST(OptimalSwizzle, AsSwizzledAxe_SaysWhenNotExpressible) {
-  // offset bit 2 holds (row 1) ^ (col 1) ^ (col 2): no single Sw<B,M,S> removes two terms from one
-  // bit... while bits 0,1 are the columns and bit 3 row 0 in a 2x8 tile (row-major x = 8 r + c).
+  // 2x8 tile (x = 8 row + col): offset bits 0, 1 hold cols 1, 2; bit 2 holds row ^ col 2 ^ col 4
+  // (x = 14); bit 3 col 4. No Sw<B,M,S> cancels two terms of one basis, so none leaves a permutation.
   auto l = LinearLayout::from_columns({{"m", 4}}, logical_dims(Shape{2, 8}), {1, 2, 8 | 2 | 4, 4});
   ASSERT_TRUE(is_invertible(l));
   EXPECT_FALSE(as_swizzled_axe(l).has_value());
