@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <ostream>
 
 #include "axe/core/error.hpp"

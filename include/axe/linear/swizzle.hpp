@@ -117,8 +117,9 @@ struct SwizzlePlan {
 // is_invertible(plan.shared); plan.cost == access costs of plan.shared for both sides.
 // Throws axe::Error naming "the source" / "the destination" thread layout when it uses an axis
 // other than m, lane, warp, is not F2-linear on the shape (linear_refusal's reason), has an
-// offset, leaves hardware locations unused (gaps), reaches past lane 31, or when the two use
-// different numbers of warps; and as bank_conflicts for the shape and the element size.
+// offset, leaves hardware locations unused (gaps), reaches past lane 31 or has more than 2^17
+// registers x warps, or when the two use different numbers of warps; when the tile has more than
+// 2^20 elements or an extent that is not a power of two; for an element size not 1, 2, 4, 8, 16.
 SwizzlePlan optimal_swizzle(const AxeLayout& from, const AxeLayout& to,
                             std::span<const std::int64_t> shape, std::int64_t element_bytes);
 
