@@ -265,7 +265,7 @@ std::vector<std::int64_t> shared_offsets(const LinearLayout& shared) {
   return out;
 }
 
-LinearLayout row_major_shared(std::span<const std::int64_t> shape) {
+LinearLayout row_major_linear(std::span<const std::int64_t> shape) {
   auto outs = logical_dims(shape);
   int n = 0;
   for (const auto& d : outs) n += d.bits;
@@ -274,7 +274,7 @@ LinearLayout row_major_shared(std::span<const std::int64_t> shape) {
   return shared_from_columns(std::move(cols), outs);
 }
 
-LinearLayout swizzled_shared(const cute::Swizzle& sw, std::span<const std::int64_t> shape) {
+LinearLayout swizzled_linear(const cute::Swizzle& sw, std::span<const std::int64_t> shape) {
   auto outs = logical_dims(shape);
   int n = 0;
   for (const auto& d : outs) n += d.bits;
@@ -351,11 +351,11 @@ SwizzlePlan optimal_swizzle(const AxeLayout& from, const AxeLayout& to,
     }
   }
   plan.origin = "generic";
-  auto rm = row_major_shared(shape);
+  auto rm = row_major_linear(shape);
   plan.row_major = exchange_cost(rm, src, dst, element_bytes);
   plan.best_swizzle_cost = plan.row_major;
   for (const auto& sw : all_swizzles(n)) {
-    auto cost = exchange_cost(swizzled_shared(sw, shape), src, dst, element_bytes);
+    auto cost = exchange_cost(swizzled_linear(sw, shape), src, dst, element_bytes);
     if (!plan.best_swizzle || cost.better_than(plan.best_swizzle_cost)) {
       plan.best_swizzle = sw;
       plan.best_swizzle_cost = cost;
@@ -363,7 +363,7 @@ SwizzlePlan optimal_swizzle(const AxeLayout& from, const AxeLayout& to,
   }
   // Never worse than the baselines (the generic algorithm is a heuristic on the segment).
   if (plan.best_swizzle && plan.best_swizzle_cost.better_than(plan.cost)) {
-    plan.shared = swizzled_shared(*plan.best_swizzle, shape);
+    plan.shared = swizzled_linear(*plan.best_swizzle, shape);
     plan.cost = plan.best_swizzle_cost;
     plan.origin = "swizzle";
   }

@@ -113,14 +113,14 @@ TEST(OptimalSwizzle, Swizzle_Involution) {
 }
 
 TEST(OptimalSwizzle, SwizzledShared_IsSwizzleOverRowMajor) {
-  auto l = swizzled_shared(cute::Swizzle(3, 3, 3), Shape{8, 64});
+  auto l = swizzled_linear(cute::Swizzle(3, 3, 3), Shape{8, 64});
   auto off = shared_offsets(l);
   for (std::int64_t x = 0; x < 512; ++x) EXPECT_EQ(off[static_cast<std::size_t>(x)], cute::Swizzle(3, 3, 3)(x));
   auto a = as_swizzled_axe(l);
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->swizzle, cute::Swizzle(3, 3, 3));
   EXPECT_EQ(to_string(a->layout), "S[512:1]");  // runs merged: the row-major flat index
-  auto rm = as_swizzled_axe(row_major_shared(Shape{8, 64}));
+  auto rm = as_swizzled_axe(row_major_linear(Shape{8, 64}));
   ASSERT_TRUE(rm.has_value());
   EXPECT_EQ(rm->swizzle, cute::Swizzle());
 }

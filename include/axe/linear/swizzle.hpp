@@ -78,12 +78,12 @@ AccessCost access_cost(const LinearLayout& shared, const LinearLayout& threads,
 std::vector<std::int64_t> shared_offsets(const LinearLayout& shared);
 
 // The row-major shared tile on `shape` (offset == row-major index), input dim `m`.
-LinearLayout row_major_shared(std::span<const std::int64_t> shape);
+LinearLayout row_major_linear(std::span<const std::int64_t> shape);
 
 // Swizzle<B,M,S> over the row-major tile: the element at row-major index x sits at offset sw(x);
 // as an offset -> tensor layout that is from_swizzle itself (an involution).
 // @pre B + M + |S| <= log2(prod(shape)).
-LinearLayout swizzled_shared(const cute::Swizzle& sw, std::span<const std::int64_t> shape);
+LinearLayout swizzled_linear(const cute::Swizzle& sw, std::span<const std::int64_t> shape);
 
 // `shared` written as Swizzle<B,M,S> o (an Axe layout of the tile over m): the element at logical x
 // sits at offset sw(axe(x)). The identity swizzle Sw<0,0,0> when a plain Axe layout does;
