@@ -8,6 +8,7 @@
 #include "axe/linear/bridge.hpp"
 #include "axe/linear/thread_layouts.hpp"
 #include "axe/linear/banks.hpp"
+#include "axe/linear/swizzle.hpp"
 #include "axe/core/error.hpp"
 #include "axe/cute/int_tuple.hpp"
 #include "axe/cute/layout.hpp"

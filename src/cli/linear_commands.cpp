@@ -18,6 +18,8 @@
 // over all warps and instructions), "ideal" (sum of ceil(distinct words / 32) per instruction),
 // "per_instruction" (wavefronts of each, warp-major) and "f2_wavefronts" (the F2 formula per
 // instruction for 4-byte scalar accesses, null where it does not apply).
+//
+// JSON of `axe swizzle`: see kSwizzleUsage (shown by `axe swizzle --help`).
 #include <optional>
 #include <ostream>
 #include <string>
@@ -30,6 +32,7 @@
 #include "axe/linear/banks.hpp"
 #include "axe/linear/bridge.hpp"
 #include "axe/linear/linear_layout.hpp"
+#include "axe/linear/swizzle.hpp"
 #include "axe/linear/thread_layouts.hpp"
 #include "cli/cli.hpp"
 #include "cli/cli_util.hpp"
@@ -218,10 +221,85 @@ int run_banks(const Args& args, std::ostream& out) {
   return 0;
 }
 
+
+// --- swizzle ------------------------------------------------------------------------------------
+
+constexpr const char* kSwizzleUsage =
+    "swizzle --from THREADS --to THREADS --shape S --dtype T   (optimal shared layout for a\n"
+    "    register -> shared -> register exchange; --json keys: \"offset_bases\" (bit i: the\n"
+    "    logical coordinate, row-major, at shared element offset 2^i; XOR-linear),\n"
+    "    \"store_wavefronts\", \"load_wavefronts\" (totals over all warps), \"store_vector_bytes\",\n"
+    "    \"load_vector_bytes\", \"store_instructions\", \"load_instructions\" (per warp), \"origin\"\n"
+    "    (generic, swizzle or row-major), \"swizzle\" and \"axe_layout\" (the layout as\n"
+    "    Sw<B,M,S> o Axe layout, null when not expressible), \"row_major\" and \"best_swizzle\"\n"
+    "    (the same costs, best_swizzle with its \"swizzle\"; null when none fits))";
+
+void json_costs(std::ostream& out, const linear::ExchangeCost& c) {
+  out << "\"store_wavefronts\": " << c.store.wavefronts << ", \"load_wavefronts\": " << c.load.wavefronts
+      << ", \"store_vector_bytes\": " << c.store.vector_bytes
+      << ", \"load_vector_bytes\": " << c.load.vector_bytes
+      << ", \"store_instructions\": " << c.store.instructions
+      << ", \"load_instructions\": " << c.load.instructions;
+}
+
+int run_swizzle(const Args& args, std::ostream& out) {
+  args.allow_only({"from", "to", "shape", "dtype"});
+  util::expect_positional(args, 0, 0, kSwizzleUsage);
+  AxeLayout from = parse_axe_layout(args.get("from"));
+  AxeLayout to = parse_axe_layout(args.get("to"));
+  auto shape = util::parse_shape(args.get("shape"), "--shape");
+  std::int64_t bytes = size_of(parse_dtype(args.get("dtype")));
+  auto plan = linear::optimal_swizzle(from, to, shape, bytes);
+  const auto& ll = plan.shared;
+  std::string sw_text, axe_text;
+  if (plan.axe) {
+    sw_text = cute::to_string(plan.axe->swizzle);
+    axe_text = to_string(plan.axe->layout);
+  }
+  if (args.json) {
+    out << "{\"offset_bases\": [";
+    for (int i = 0; i < ll.in_bits("m"); ++i) out << (i ? ", " : "") << json_array(coordinate(ll.basis("m", i)));
+    out << "], ";
+    json_costs(out, plan.cost);
+    out << ", \"origin\": " << json_string(plan.origin) << ", \"swizzle\": "
+        << (plan.axe ? json_string(sw_text) : "null")
+        << ", \"axe_layout\": " << (plan.axe ? json_string(axe_text) : "null") << ", \"row_major\": {";
+    json_costs(out, plan.row_major);
+    out << "}, \"best_swizzle\": ";
+    if (plan.best_swizzle) {
+      out << "{\"swizzle\": " << json_string(cute::to_string(*plan.best_swizzle)) << ", ";
+      json_costs(out, plan.best_swizzle_cost);
+      out << "}";
+    } else {
+      out << "null";
+    }
+    out << ", \"linear\": " << json_string(linear::to_string(ll)) << "}\n";
+    return 0;
+  }
+  out << "shared layout (" << plan.origin << "): offset bit -> logical coordinate\n  m: [";
+  for (int i = 0; i < ll.in_bits("m"); ++i) out << (i ? ", " : "") << tuple_text(coordinate(ll.basis("m", i)));
+  out << "]\n";
+  if (plan.axe) {
+    out << "as Swizzle o Axe layout: " << sw_text << " o " << axe_text << "\n";
+  } else {
+    out << "as Swizzle o Axe layout: not expressible (no Sw<B,M,S> leaves a bit permutation)\n";
+  }
+  out << "chosen:    " << linear::to_string(plan.cost) << "\n";
+  out << "row-major: " << linear::to_string(plan.row_major) << "\n";
+  if (plan.best_swizzle) {
+    out << "best " << cute::to_string(*plan.best_swizzle) << " over row-major: "
+        << linear::to_string(plan.best_swizzle_cost) << "\n";
+  } else {
+    out << "best Sw<B,M,S> over row-major: none fits the tile\n";
+  }
+  return 0;
+}
+
 const bool registered = [] {
   register_command({"linear", kLinearUsage, &run_linear});
   register_command({"banks", kBanksUsage, &run_banks});
   register_command({"thread-layout", kThreadUsage, &run_thread_layout});
+  register_command({"swizzle", kSwizzleUsage, &run_swizzle});
   return true;
 }();
 

@@ -37,9 +37,9 @@ void check_axes(const AxeLayout& l, std::initializer_list<const char*> allowed, 
 
 }  // namespace
 
-BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
-                          std::span<const std::int64_t> shape, std::int64_t element_bytes,
-                          const std::optional<cute::Swizzle>& swizzle) {
+namespace {
+
+std::int64_t checked_size(std::span<const std::int64_t> shape, std::int64_t element_bytes) {
   if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4 && element_bytes != 8 &&
       element_bytes != 16) {
     fail("element size " + std::to_string(element_bytes) + " bytes is not 1, 2, 4, 8 or 16");
@@ -50,6 +50,18 @@ BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
       fail("the shape " + shape_text(shape) + " is empty or has more than 2^20 elements");
     }
   }
+  return n;
+}
+
+BankReport enumerate(const std::vector<std::int64_t>& off, const AxeLayout& threads,
+                     std::int64_t n, std::int64_t element_bytes);
+
+}  // namespace
+
+BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
+                          std::span<const std::int64_t> shape, std::int64_t element_bytes,
+                          const std::optional<cute::Swizzle>& swizzle) {
+  std::int64_t n = checked_size(shape, element_bytes);
   if (smem.size() != n) {
     fail("the shared layout " + to_string(smem) + " has " + std::to_string(smem.size()) +
          " elements but the shape " + shape_text(shape) + " has " + std::to_string(n));
@@ -63,8 +75,7 @@ BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
   if (smem.replicas() != 1 || smem.terms() != 1) {
     fail("the shared layout " + to_string(smem) + " has replicas or partial terms");
   }
-  if (threads.terms() != 1) fail("the thread layout " + to_string(threads) + " has partial terms");
-  const Axis m, lane("lane"), warp("warp");
+  const Axis m;
   std::vector<std::int64_t> off(static_cast<std::size_t>(n));
   for (std::int64_t x = 0; x < n; ++x) {
     std::int64_t o = smem.forward_first(x)[m];
@@ -72,6 +83,33 @@ BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
     if (swizzle) o = (*swizzle)(o);
     off[static_cast<std::size_t>(x)] = o;
   }
+  return enumerate(off, threads, n, element_bytes);
+}
+
+BankReport bank_conflicts(std::span<const std::int64_t> offsets, const AxeLayout& threads,
+                          std::span<const std::int64_t> shape, std::int64_t element_bytes) {
+  std::int64_t n = checked_size(shape, element_bytes);
+  if (static_cast<std::int64_t>(offsets.size()) != n) {
+    fail("the shared placement has " + std::to_string(offsets.size()) + " offsets but the shape " +
+         shape_text(shape) + " has " + std::to_string(n) + " elements");
+  }
+  if (threads.size() != n) {
+    fail("the thread layout " + to_string(threads) + " has " + std::to_string(threads.size()) +
+         " elements but the shape " + shape_text(shape) + " has " + std::to_string(n));
+  }
+  check_axes(threads, {"m", "lane", "warp"}, "the thread layout");
+  for (std::size_t x = 0; x < offsets.size(); ++x) {
+    if (offsets[x] < 0) fail("the shared placement puts element " + std::to_string(x) + " at a negative offset");
+  }
+  return enumerate(std::vector<std::int64_t>(offsets.begin(), offsets.end()), threads, n, element_bytes);
+}
+
+namespace {
+
+BankReport enumerate(const std::vector<std::int64_t>& off, const AxeLayout& threads,
+                     std::int64_t n, std::int64_t element_bytes) {
+  if (threads.terms() != 1) fail("the thread layout " + to_string(threads) + " has partial terms");
+  const Axis m, lane("lane"), warp("warp");
   std::int64_t regs = std::max<std::int64_t>(1, threads.span(m));
   std::int64_t warps = std::max<std::int64_t>(1, threads.span(warp));
   if (threads.span(lane) > 32) {
@@ -156,6 +194,8 @@ BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
   }
   return rep;
 }
+
+}  // namespace
 
 std::optional<std::int64_t> f2_wavefronts(const AxeLayout& smem, const AxeLayout& threads,
                                           std::span<const std::int64_t> shape,

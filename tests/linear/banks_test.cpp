@@ -76,6 +76,23 @@ TEST(Banks, Vectorised_128BitStores) {
   EXPECT_EQ(st.ideal, 16);
 }
 
+// Law: the offsets overload equals the Axe layout + Swizzle path on the same placement.
+TEST(Banks, OffsetsOverload_EqualsLayoutAndSwizzle) {
+  auto smem = parse_axe_layout("S[(16,32):(32,1)]");
+  cute::Swizzle sw(4, 1, 4);
+  std::vector<std::int64_t> off(512);
+  for (std::int64_t x = 0; x < 512; ++x) off[static_cast<std::size_t>(x)] = sw(x);
+  for (const char* t : {kStore, kLoad}) {
+    auto a = bank_conflicts(smem, parse_axe_layout(t), Shape{16, 32}, 4, sw);
+    auto b = bank_conflicts(off, parse_axe_layout(t), Shape{16, 32}, 4);
+    EXPECT_EQ(a.per_instruction, b.per_instruction);
+    EXPECT_EQ(a.vector_bytes, b.vector_bytes);
+    EXPECT_EQ(a.ideal, b.ideal);
+  }
+  off.pop_back();
+  EXPECT_THROW((void)bank_conflicts(off, parse_axe_layout(kStore), Shape{16, 32}, 4), axe::Error);
+}
+
 TEST(Banks, Errors) {
   auto expect = [](auto f, const std::string& needle) {
     try {

@@ -50,6 +50,14 @@ BankReport bank_conflicts(const AxeLayout& smem, const AxeLayout& threads,
                           std::span<const std::int64_t> shape, std::int64_t element_bytes,
                           const std::optional<cute::Swizzle>& swizzle = std::nullopt);
 
+// The same for any shared-memory placement: offsets[x] is the element offset of logical (row-major)
+// index x, e.g. an XOR-linear layout that no Axe layout + Swizzle<B,M,S> expresses (swizzle.hpp).
+// Throws as above, and when offsets.size() differs from prod(shape) or an offset is negative.
+// @post bank_conflicts(smem, threads, shape, b, sw) == bank_conflicts(offsets of smem then sw,
+// threads, shape, b).
+BankReport bank_conflicts(std::span<const std::int64_t> offsets, const AxeLayout& threads,
+                          std::span<const std::int64_t> shape, std::int64_t element_bytes);
+
 // The F2 formula (LINEAR_LAYOUTS.md §4.1) for scalar 32-bit accesses: with smem an F2-linear map
 // from offset to tensor and the lanes' tensor directions laneTile, one instruction takes
 // 2^dim(span(laneTile) ∩ span(smem(offset bits >= 5))) wavefronts. nullopt when a layout is not
