@@ -2,6 +2,8 @@
 // shared-memory round trip and the host simulator.
 #include "axe/linear/convert_plan.hpp"
 
+#include "axe/linear/swizzle.hpp"
+
 #include <algorithm>
 #include <sstream>
 
@@ -285,12 +287,25 @@ std::int64_t offset_of(const SharedLayout& sl, std::int64_t x) {
   return sl.swizzle ? (*sl.swizzle)(o) : o;
 }
 
+// The shared tile when the caller names none: the optimal swizzle for this exchange
+// (swizzle.hpp) where it is a Swizzle over an Axe layout, else the row-major tile.
+SharedLayout default_shared(const AxeLayout& from, const AxeLayout& to, std::span<const std::int64_t> shape,
+                            std::int64_t element_bytes) {
+  try {
+    const SwizzlePlan p = optimal_swizzle(from, to, shape, element_bytes);
+    if (p.axe) return SharedLayout{p.axe->layout, p.axe->swizzle};
+  } catch (const Error&) {
+    // layouts the optimizer refuses (gaps, offsets, limits) still have the row-major round trip
+  }
+  return row_major_shared(shape);
+}
+
 ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread& s,
                         const Thread& t, std::span<const std::int64_t> shape,
                         const ConvertOptions& opts) {
   ConvertPlan plan;
   plan.mechanism = Mechanism::shared;
-  plan.shared = opts.shared ? *opts.shared : row_major_shared(shape);
+  plan.shared = opts.shared ? *opts.shared : default_shared(from, to, shape, opts.element_bytes);
   plan.lanes = std::int64_t{1} << std::max(s.lane.size(), t.lane.size());
   plan.warps = std::int64_t{1} << s.warp.size();
   plan.src_registers = std::int64_t{1} << s.m.size();

@@ -341,6 +341,7 @@ TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
   Shape shape{16, 32};
   ConvertOptions o;
   o.choice = ConvertOptions::Choice::shared;
+  o.shared = row_major_shared(shape);
   auto plain = check_plan(s, t, shape, o);
   o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};
   auto swz = check_plan(s, t, shape, o);
@@ -349,8 +350,26 @@ TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
   EXPECT_EQ(swz.counts.load_wavefronts, 16);
 }
 
+// Without a shared layout the round trip goes through the optimal swizzle (swizzle.hpp): for
+// TV-15 conflict-free on both sides, with 16-byte stores (4 registers = 4 rows at consecutive
+// offsets): 4 store instructions of 4 wavefronts, 16 loads of 1.
+TEST(ConvertPlan, DefaultSharedLayout_IsTheOptimalSwizzle) {
+  auto s = parse_axe_layout("S[(16,32):(1,1@lane)]");
+  auto t = parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]");
+  Shape shape{16, 32};
+  ConvertOptions o;
+  o.choice = ConvertOptions::Choice::shared;
+  auto p = check_plan(s, t, shape, o);
+  EXPECT_EQ(p.mechanism, Mechanism::shared);
+  EXPECT_EQ(p.counts.store_instructions, 4);
+  EXPECT_EQ(p.counts.store_wavefronts, 16);
+  EXPECT_EQ(p.counts.load_instructions, 16);
+  EXPECT_EQ(p.counts.load_wavefronts, 16);
+  ASSERT_TRUE(p.shared.has_value() && p.shared->swizzle.has_value());
+}
+
 // The cost model: TV-19 (m = 2) is cheaper by shuffles; the 16x32 f32 transpose (m = 4: 128
-// selects, 16 shuffles) too, unless the shared tile is swizzled.
+// selects, 16 shuffles) only against a row-major tile: a swizzled one is cheaper.
 TEST(ConvertPlan, IssueCost_ChoosesTheCheaperMechanism) {
   auto s = parse_axe_layout("S[(4,4):(1@lane,1)]"), t = parse_axe_layout("S[(4,4):(1,1@lane)]");
   auto by_shuffles = plan_conversion(s, t, Shape{4, 4});
@@ -361,16 +380,22 @@ TEST(ConvertPlan, IssueCost_ChoosesTheCheaperMechanism) {
   EXPECT_EQ(issue_cost(by_shuffles.counts, 1), 22);
   EXPECT_EQ(issue_cost(by_shared.counts, 1), 47);
   // TV-15: shuffles cost 128 + 2 * 16 = 160; a row-major tile 32 + 2 * (16 + 256) + 32 = 608,
-  // the swizzled one (Swizzle<4,1,4>, through the shared-layout hook) 32 + 2 * 32 + 32 = 128.
+  // Swizzle<4,1,4> (through the shared-layout hook) 32 + 2 * 32 + 32 = 128, and the default, the
+  // optimal swizzle (4 stores of 16 bytes, 16 loads), 20 + 2 * 32 + 32 = 116: the cheapest.
   auto s15 = parse_axe_layout("S[(16,32):(1,1@lane)]");
   auto t15 = parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]");
   Shape shape{16, 32};
-  auto shuffled = check_plan(s15, t15, shape);
+  o.choice = ConvertOptions::Choice::shuffles;
+  auto shuffled = check_plan(s15, t15, shape, o);
   EXPECT_EQ(shuffled.mechanism, Mechanism::shuffles);
   EXPECT_EQ(shuffled.counts.selects, 128);
   EXPECT_EQ(shuffled.counts.shuffles, 16);
   EXPECT_EQ(issue_cost(shuffled.counts, 1), 160);
+  auto by_default = check_plan(s15, t15, shape);
+  EXPECT_EQ(by_default.mechanism, Mechanism::shared);
+  EXPECT_EQ(issue_cost(by_default.counts, 1), 116);
   o.choice = ConvertOptions::Choice::shared;
+  o.shared = row_major_shared(shape);
   EXPECT_EQ(issue_cost(check_plan(s15, t15, shape, o).counts, 1), 608);
   o.choice = ConvertOptions::Choice::cheapest;
   o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};

@@ -143,7 +143,8 @@ struct ConvertOptions {
   std::int64_t element_bytes = 4;
   // The shared buffer may hold at most this many bytes; larger tiles go in repetitions.
   std::int64_t shared_budget_bytes = 48 * 1024;
-  // The shared layout; nullopt: row_major_shared(shape) (hook for the optimal swizzle).
+  // The shared layout; nullopt: the optimal swizzle for the exchange (optimal_swizzle,
+  // swizzle.hpp) where it is a Swizzle over an Axe layout, else row_major_shared(shape).
   std::optional<SharedLayout> shared;
   // Between the two mechanisms that move data, `cheapest` compares issue_cost(); `shuffles`
   // takes shuffles whenever the decomposition applies, `shared` never plans shuffles.
