@@ -111,6 +111,10 @@ std::vector<Case> cases() {
       for (const char* t : {st, ld, v4}) out.push_back({s, t, {16, 32}, e, std::nullopt});
   for (auto sw : {axe::cute::Swizzle(4, 0, 5), axe::cute::Swizzle(4, 1, 4), axe::cute::Swizzle(3, 2, 3)})
     for (const char* t : {st, ld, v4}) out.push_back({row, t, {16, 32}, 4, sw});
+  // The layout `axe swizzle` chooses for TV-15 (Sw<2,3,4> over an Axe layout): 16-byte stores,
+  // both sides conflict-free.
+  for (const char* t : {st, ld})
+    out.push_back({"S[(4,4,4,4,2):(8,1,32,128,4)]", t, {16, 32}, 4, axe::cute::Swizzle(2, 3, 4)});
   // Two warps on a 32x32 tile: warp = row / 16.
   out.push_back({"S[(32,32):(32,1)]", "S[(2,16,32):(1@warp,1,1@lane)]", {32, 32}, 4, std::nullopt});
   out.push_back({"S[(32,32):(32,1)]", "S[(2,16,32):(1@warp,1@lane,1)]", {32, 32}, 4, std::nullopt});
