@@ -50,15 +50,27 @@ Table table_of(const AxeLayout& t, std::int64_t warps, std::int64_t lanes, std::
   return tab;
 }
 
+// Both layouts' tables on the same warps and lanes (each with its own register count).
+struct Tables {
+  std::int64_t W, L, RS, RT;
+  Table s, t;
+};
+Tables tables_of(const AxeLayout& from, const AxeLayout& to) {
+  const Axis m, lane("lane"), warp("warp");
+  Tables x;
+  x.W = std::max<std::int64_t>({1, from.span(warp), to.span(warp)});
+  x.L = std::max<std::int64_t>({1, from.span(lane), to.span(lane)});
+  x.RS = std::max<std::int64_t>(1, from.span(m));
+  x.RT = std::max<std::int64_t>(1, to.span(m));
+  x.s = table_of(from, x.W, x.L, x.RS);
+  x.t = table_of(to, x.W, x.L, x.RT);
+  return x;
+}
+
 // The oracle of "registers": every destination register r finds its element, in every thread, in
 // one source register r' of that same thread, r' independent of the thread.
 bool register_map_exists(const AxeLayout& from, const AxeLayout& to) {
-  const Axis m, lane("lane"), warp("warp");
-  std::int64_t W = std::max<std::int64_t>({1, from.span(warp), to.span(warp)});
-  std::int64_t L = std::max<std::int64_t>({1, from.span(lane), to.span(lane)});
-  std::int64_t RS = std::max<std::int64_t>(1, from.span(m)),
-               RT = std::max<std::int64_t>(1, to.span(m));
-  auto s = table_of(from, W, L, RS), t = table_of(to, W, L, RT);
+  const auto [W, L, RS, RT, s, t] = tables_of(from, to);
   for (std::int64_t r = 0; r < RT; ++r) {
     std::set<std::int64_t> cand;
     for (std::int64_t c = 0; c < RS; ++c) cand.insert(c);
@@ -81,12 +93,7 @@ bool register_map_exists(const AxeLayout& from, const AxeLayout& to) {
 // The oracle of "no lane or warp movement": every element a destination thread holds is in
 // one of that thread's source registers.
 bool own_thread_holds_all(const AxeLayout& from, const AxeLayout& to) {
-  const Axis m, lane("lane"), warp("warp");
-  std::int64_t W = std::max<std::int64_t>({1, from.span(warp), to.span(warp)});
-  std::int64_t L = std::max<std::int64_t>({1, from.span(lane), to.span(lane)});
-  std::int64_t RS = std::max<std::int64_t>(1, from.span(m)),
-               RT = std::max<std::int64_t>(1, to.span(m));
-  auto s = table_of(from, W, L, RS), t = table_of(to, W, L, RT);
+  const auto [W, L, RS, RT, s, t] = tables_of(from, to);
   for (std::size_t w = 0; w < static_cast<std::size_t>(W); ++w) {
     for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
       for (auto x : t[w][l]) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "axe/core/error.hpp"
 #include "axe/linear/linear_layout.hpp"
 #include "support/test_support.hpp"
 
@@ -16,6 +17,17 @@ namespace axe::test::linear {
 
 using axe::linear::Dim;
 using axe::linear::LinearLayout;
+
+// Expects f() to throw axe::Error whose message contains `needle`.
+template <class F>
+void expect_error(F f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error containing: " << needle;
+  } catch (const axe::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
 
 inline LinearLayout LL(std::string_view text) { return axe::linear::parse_linear_layout(text); }
 
