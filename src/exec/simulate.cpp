@@ -80,22 +80,34 @@ void for_each_slot(const DistLayout& l, F&& f) {
 }  // namespace
 
 namespace {
-// Every rank's source buffer in one pass over the slots (per rank it would be ranks x slots).
-std::map<std::int64_t, std::vector<double>> fill_sources(const DistLayout& l) {
-  std::map<std::int64_t, std::vector<double>> out;
-  for (std::int64_t r : l.mesh().ranks())
-    out[r].assign(static_cast<std::size_t>(l.local_elements()), std::numeric_limits<double>::quiet_NaN());
+// The source buffers of the ranks `out` holds (each sized and NaN-filled here), in one pass over
+// the slots: the simulator fills every rank's at once (per rank it would be ranks x slots),
+// fill_source only its own rank's.
+void fill_into(const DistLayout& l, std::map<std::int64_t, std::vector<double>>& out) {
+  for (auto& [r, b] : out)
+    b.assign(static_cast<std::size_t>(l.local_elements()), std::numeric_limits<double>::quiet_NaN());
   const ReduceOp op = l.layout().reduce_op();
   for_each_slot(l, [&](std::int64_t x, std::int64_t r, std::int64_t mem, std::int64_t t, std::int64_t T) {
-    out[r][static_cast<std::size_t>(mem)] = T > 1 ? partial_term(static_cast<double>(x), t, T, op) : static_cast<double>(x);
+    auto it = out.find(r);
+    if (it == out.end()) return;
+    it->second[static_cast<std::size_t>(mem)] =
+        T > 1 ? partial_term(static_cast<double>(x), t, T, op) : static_cast<double>(x);
   });
+}
+
+std::map<std::int64_t, std::vector<double>> fill_sources(const DistLayout& l) {
+  std::map<std::int64_t, std::vector<double>> out;
+  for (std::int64_t r : l.mesh().ranks()) out[r];
+  fill_into(l, out);
   return out;
 }
 }  // namespace
 
 std::vector<double> fill_source(const DistLayout& l, std::int64_t rank) {
   if (!l.mesh().contains(rank)) return {};
-  return std::move(fill_sources(l)[rank]);
+  std::map<std::int64_t, std::vector<double>> one{{rank, {}}};
+  fill_into(l, one);
+  return std::move(one[rank]);
 }
 
 std::map<std::int64_t, std::vector<double>> reference_destination(const DistLayout& from, const DistLayout& to) {
