@@ -439,35 +439,6 @@ TEST(ConvertPlan, BadInput_NamesTheLayout) {
 
 // ---- seeded random: every plan simulated == destination layout ---------------------------------
 
-std::int64_t pick_pow2(std::mt19937_64& rng, int max_log) {
-  return std::int64_t{1} << uniform(rng, 0, max_log);
-}
-
-// A random blocked layout on `shape` with `warps` warps.
-LinearLayout random_blocked(std::mt19937_64& rng, const Shape& shape, std::int64_t warps) {
-  Shape spt(2), tpw(2), wpc(2), order{1, 0};
-  for (std::size_t d = 0; d < 2; ++d) spt[d] = std::min(shape[d], pick_pow2(rng, 3));
-  tpw[0] = pick_pow2(rng, 5);
-  tpw[1] = 32 / tpw[0];
-  wpc[0] = std::int64_t{1} << uniform(rng, 0, std::countr_zero(static_cast<std::uint64_t>(warps)));
-  wpc[1] = warps / wpc[0];
-  if (uniform(rng, 0, 1)) order = {0, 1};
-  return blocked_layout(shape, spt, tpw, wpc, order);
-}
-
-// l with the bases of in-dim `dim` shuffled.
-LinearLayout permute_dim(std::mt19937_64& rng, const LinearLayout& l, const char* dim) {
-  LinearLayout::InBases in;
-  for (const auto& d : l.in_dims()) {
-    auto b = l.bases(d.name);
-    if (d.name == dim) std::shuffle(b.begin(), b.end(), rng);
-    in.push_back({d.name, b});
-  }
-  LinearLayout::OutSizes outs;
-  for (const auto& d : l.out_dims()) outs.push_back({d.name, d.size()});
-  return LinearLayout(in, outs, false);
-}
-
 TEST(ConvertPlan, EveryPlanSimulated_EqualsDestination) {
   auto rng = make_rng(0x0c0e);
   std::map<Mechanism, int> seen;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "axe/core/error.hpp"
 #include "axe/linear/linear_layout.hpp"
+#include "axe/linear/thread_layouts.hpp"
 #include "support/test_support.hpp"
 
 namespace axe::test::linear {
@@ -122,6 +125,38 @@ inline std::int64_t out_of(const LinearLayout& l, const std::vector<std::int64_t
     if (l.out_dims()[k].name == name) return values[k];
   }
   return 0;
+}
+
+// ---- random thread layouts (conversion plans, generated kernels) -------------------------------
+
+inline std::int64_t pick_pow2(std::mt19937_64& rng, int max_log) {
+  return std::int64_t{1} << uniform(rng, 0, max_log);
+}
+
+// A random blocked layout on `shape` with `warps` warps.
+inline LinearLayout random_blocked(std::mt19937_64& rng, const std::vector<std::int64_t>& shape,
+                                   std::int64_t warps) {
+  std::vector<std::int64_t> spt(2), tpw(2), wpc(2), order{1, 0};
+  for (std::size_t d = 0; d < 2; ++d) spt[d] = std::min(shape[d], pick_pow2(rng, 3));
+  tpw[0] = pick_pow2(rng, 5);
+  tpw[1] = 32 / tpw[0];
+  wpc[0] = std::int64_t{1} << uniform(rng, 0, std::countr_zero(static_cast<std::uint64_t>(warps)));
+  wpc[1] = warps / wpc[0];
+  if (uniform(rng, 0, 1)) order = {0, 1};
+  return axe::linear::blocked_layout(shape, spt, tpw, wpc, order);
+}
+
+// l with the bases of in-dim `dim` shuffled.
+inline LinearLayout permute_dim(std::mt19937_64& rng, const LinearLayout& l, const char* dim) {
+  LinearLayout::InBases in;
+  for (const auto& d : l.in_dims()) {
+    auto b = l.bases(d.name);
+    if (d.name == dim) std::shuffle(b.begin(), b.end(), rng);
+    in.push_back({d.name, b});
+  }
+  LinearLayout::OutSizes outs;
+  for (const auto& d : l.out_dims()) outs.push_back({d.name, d.size()});
+  return LinearLayout(in, outs, false);
 }
 
 }  // namespace axe::test::linear
