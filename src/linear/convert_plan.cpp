@@ -282,10 +282,6 @@ std::optional<ConvertPlan> shuffle_plan(const Thread& s, const Thread& t) {
   return plan;
 }
 
-std::int64_t offset_of(const SharedLayout& sl, std::int64_t x) {
-  std::int64_t o = sl.smem.forward_first(x)[Axis()];
-  return sl.swizzle ? (*sl.swizzle)(o) : o;
-}
 
 // The shared tile when the caller names none: the optimal swizzle for this exchange
 // (swizzle.hpp) where it is a Swizzle over an Axe layout, else the row-major tile.
@@ -293,7 +289,10 @@ SharedLayout default_shared(const AxeLayout& from, const AxeLayout& to, std::spa
                             std::int64_t element_bytes) {
   try {
     const SwizzlePlan p = optimal_swizzle(from, to, shape, element_bytes);
-    if (p.axe) return SharedLayout{p.axe->layout, p.axe->swizzle};
+    if (p.axe) return SharedLayout{p.axe->layout, p.axe->swizzle, std::nullopt};
+    SharedLayout sl = row_major_shared(shape);
+    sl.linear = p.shared;
+    return sl;
   } catch (const Error&) {
     // layouts the optimizer refuses (gaps, offsets, limits) still have the row-major round trip
   }
@@ -311,9 +310,10 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
   plan.src_registers = std::int64_t{1} << s.m.size();
   plan.dst_registers = std::int64_t{1} << t.m.size();
   const std::int64_t n = from.size();
+  const std::vector<std::int64_t> offsets = shared_offsets(*plan.shared, n);
   std::int64_t span = 1;
   for (std::int64_t x = 0; x < n; ++x) {
-    std::int64_t o = offset_of(*plan.shared, x);
+    std::int64_t o = offsets[static_cast<std::size_t>(x)];
     if (o < 0)
       fail("the shared layout puts element " + std::to_string(x) + " at a negative offset");
     span = std::max(span, o + 1);
@@ -341,9 +341,8 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
     plan.ops.push_back(BarrierOp{});
     plan.ops.push_back(LoadOp{t.normalized, w});
   }
-  auto st =
-      bank_conflicts(plan.shared->smem, from, shape, opts.element_bytes, plan.shared->swizzle);
-  auto ld = bank_conflicts(plan.shared->smem, to, shape, opts.element_bytes, plan.shared->swizzle);
+  auto st = bank_conflicts(offsets, from, shape, opts.element_bytes);
+  auto ld = bank_conflicts(offsets, to, shape, opts.element_bytes);
   plan.counts.store_wavefronts = st.wavefronts;
   plan.counts.load_wavefronts = ld.wavefronts;
   plan.counts.store_instructions = st.instructions;
@@ -406,7 +405,27 @@ SharedLayout row_major_shared(std::span<const std::int64_t> shape) {
     st += (k ? "," : "") + std::to_string(strides[k]);
   }
   std::string text = shape.size() == 1 ? "S[" + e + ":" + st + "]" : "S[(" + e + "):(" + st + ")]";
-  return {parse_axe_layout(text), std::nullopt};
+  return {parse_axe_layout(text), std::nullopt, std::nullopt};
+}
+
+std::vector<std::int64_t> shared_offsets(const SharedLayout& sl, std::int64_t n) {
+  std::vector<std::int64_t> off(static_cast<std::size_t>(n));
+  if (sl.linear) {
+    if (sl.linear->total_out_bits() >= 63 || (std::int64_t{1} << sl.linear->total_out_bits()) != n ||
+        !is_invertible(*sl.linear)) {
+      fail("the linear shared layout " + to_string(*sl.linear) + " is not a bijection onto the " +
+           std::to_string(n) + " elements of the tile");
+    }
+    const LinearLayout inv = invert(*sl.linear);  // logical (row-major index) -> offset
+    for (std::int64_t x = 0; x < n; ++x)
+      off[static_cast<std::size_t>(x)] = static_cast<std::int64_t>(inv.apply_flat(static_cast<std::uint64_t>(x)));
+    return off;
+  }
+  for (std::int64_t x = 0; x < n; ++x) {
+    std::int64_t o = sl.smem.forward_first(x)[Axis()];
+    off[static_cast<std::size_t>(x)] = sl.swizzle ? (*sl.swizzle)(o) : o;
+  }
+  return off;
 }
 
 ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
@@ -517,6 +536,8 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
     }
   }
   std::vector<std::int64_t> smem;
+  const std::vector<std::int64_t> offsets =
+      plan.shared ? shared_offsets(*plan.shared, n) : std::vector<std::int64_t>{};
   // Loads write a separate destination file: later repetitions still store source registers.
   std::vector<std::vector<std::int64_t>> loaded;
   auto at = [](auto& v, std::int64_t i) -> auto& {
@@ -601,7 +622,7 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
             std::uint64_t h = static_cast<std::uint64_t>(r) | static_cast<std::uint64_t>(l) << rb |
                               static_cast<std::uint64_t>(w) << (rb + lbits);
             if (h & st->skip) continue;
-            auto o = offset_of(*plan.shared, static_cast<std::int64_t>(st->address.apply_flat(h))) -
+            auto o = at(offsets, static_cast<std::int64_t>(st->address.apply_flat(h))) -
                      st->window * plan.chunk;
             if (o >= 0 && o < plan.chunk) at(smem, o) = at(file, r);
           }
@@ -619,7 +640,7 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
           for (std::int64_t r = 0; r < plan.dst_registers; ++r) {
             std::uint64_t h = static_cast<std::uint64_t>(r) | static_cast<std::uint64_t>(l) << rb |
                               static_cast<std::uint64_t>(w) << (rb + lbits);
-            auto o = offset_of(*plan.shared, static_cast<std::int64_t>(ld->address.apply_flat(h))) -
+            auto o = at(offsets, static_cast<std::int64_t>(ld->address.apply_flat(h))) -
                      ld->window * plan.chunk;
             if (o >= 0 && o < plan.chunk) at(file, r) = at(smem, o);
           }

@@ -341,6 +341,23 @@ TEST(ConvertPlan, SharedBudget_Repetitions) {
   EXPECT_EQ(plan.counts.barriers, 7);
 }
 
+// The 64x64 f32 transpose from blocked [4,1]/[4,8]/[1,4] order [0,1] (4 rows per thread) to
+// blocked [1,4]/[8,4]/[4,1] order [1,0] (4 columns per thread): no Swizzle o Axe layout expresses
+// the optimal shared layout here, so the plan keeps it as a linear layout, and both sides are
+// conflict-free: 16 KiB in 128-byte wavefronts is 128 per side (the row-major tile costs 512 + 256).
+TEST(ConvertPlan, DefaultShared_KeepsTheLinearLayoutNoSwizzleExpresses) {
+  const Shape shape{64, 64};
+  auto from = from_linear(blocked_layout(shape, Shape{4, 1}, Shape{4, 8}, Shape{1, 4}, Shape{0, 1})).layout;
+  auto to = from_linear(blocked_layout(shape, Shape{1, 4}, Shape{8, 4}, Shape{4, 1}, Shape{1, 0})).layout;
+  auto plan = check_plan(from, to, shape, ConvertOptions{});
+  ASSERT_EQ(plan.mechanism, Mechanism::shared);
+  ASSERT_TRUE(plan.shared && plan.shared->linear);
+  EXPECT_EQ(plan.counts.store_wavefronts, 128);
+  EXPECT_EQ(plan.counts.load_wavefronts, 128);
+  const auto off = shared_offsets(*plan.shared, 64 * 64);
+  EXPECT_EQ(std::set<std::int64_t>(off.begin(), off.end()).size(), 4096u);  // a bijection
+}
+
 TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
   // TV-15: the 16x32 f32 transpose; Swizzle<4,1,4> removes the load conflicts.
   auto s = parse_axe_layout("S[(16,32):(1,1@lane)]");
@@ -350,7 +367,7 @@ TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
   o.choice = ConvertOptions::Choice::shared;
   o.shared = row_major_shared(shape);
   auto plain = check_plan(s, t, shape, o);
-  o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};
+  o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4), std::nullopt};
   auto swz = check_plan(s, t, shape, o);
   EXPECT_EQ(plain.mechanism, Mechanism::shared);
   EXPECT_EQ(plain.counts.load_wavefronts, 16 * 16);
@@ -405,7 +422,7 @@ TEST(ConvertPlan, IssueCost_ChoosesTheCheaperMechanism) {
   o.shared = row_major_shared(shape);
   EXPECT_EQ(issue_cost(check_plan(s15, t15, shape, o).counts, 1), 608);
   o.choice = ConvertOptions::Choice::cheapest;
-  o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4)};
+  o.shared = SharedLayout{row_major_shared(shape).smem, cute::Swizzle(4, 1, 4), std::nullopt};
   auto swizzled = check_plan(s15, t15, shape, o);
   EXPECT_EQ(swizzled.mechanism, Mechanism::shared);
   EXPECT_EQ(issue_cost(swizzled.counts, 1), 128);

@@ -42,12 +42,17 @@ enum class Mechanism { none, registers, shuffles, shared };
 std::string to_string(Mechanism m);
 
 // A shared-memory layout of the tile: an Axe layout over `m` (element offsets), optionally
-// followed by Swizzle<B,M,S> on the offset (the form bank_conflicts takes). This is the hook
-// for an optimised (swizzled) layout; the default is the plain row-major tile.
+// followed by Swizzle<B,M,S> on the offset (the form bank_conflicts takes), or, where `linear` is
+// set, that F2 layout from the offset (`m`) to the logical dims, which no Axe layout + Swizzle
+// need express (optimal_swizzle's SwizzlePlan::shared; smem and swizzle are then unused). This is
+// the hook for an optimised (swizzled) layout; the default is the plain row-major tile.
 struct SharedLayout {
   AxeLayout smem;
   std::optional<cute::Swizzle> swizzle;
+  std::optional<LinearLayout> linear;  // @pre invertible, on the tile's logical dims
 };
+// The element offset of every row-major tile index x < n under `shared`.
+std::vector<std::int64_t> shared_offsets(const SharedLayout& shared, std::int64_t n);
 // S[shape:row-major strides] over m, no swizzle. Example: (4,8) -> S[(4,8):(8,1)].
 SharedLayout row_major_shared(std::span<const std::int64_t> shape);
 
