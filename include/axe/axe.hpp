@@ -7,6 +7,7 @@
 #include "axe/linear/linear_layout.hpp"
 #include "axe/linear/bridge.hpp"
 #include "axe/linear/thread_layouts.hpp"
+#include "axe/linear/thread_spec.hpp"
 #include "axe/linear/banks.hpp"
 #include "axe/linear/swizzle.hpp"
 #include "axe/core/error.hpp"

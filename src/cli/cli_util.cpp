@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "axe/core/error.hpp"
+#include "axe/linear/thread_spec.hpp"
 
 namespace axe::cli::util {
 namespace {
@@ -141,6 +142,22 @@ std::vector<std::int64_t> unflatten(std::int64_t x, std::span<const std::int64_t
     x /= shape[k];
   }
   return c;
+}
+
+AxeLayout thread_layout_option(const Args& args, std::string_view key,
+                               std::span<const std::int64_t> shape) {
+  const std::string& text = args.get(key);
+  std::string option = "--" + std::string(key);
+  try {
+    return linear::parse_thread_layout(text, shape);
+  } catch (const ParseError& e) {
+    fail(option + " " + quoted(text) + ": " + e.what());
+  } catch (const Error& e) {
+    // A spec's errors already name it ("thread layout 'SPEC' on (SHAPE): ...").
+    std::string why = e.what();
+    if (why.rfind("thread layout '", 0) == 0) fail(option + ": " + why);
+    fail(option + " " + quoted(text) + ": " + why);
+  }
 }
 
 void expect_positional(const Args& args, std::size_t lo, std::size_t hi, std::string_view usage) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "axe/dist/mesh.hpp"
+#include "axe/layout/layout.hpp"
 #include "cli/cli.hpp"
 
 namespace axe::cli::util {
@@ -50,6 +51,18 @@ std::string json_array(std::span<const std::int64_t> v);
 // Row-major: the flat index of `coord` in `shape` and back.
 std::int64_t flatten(std::span<const std::int64_t> coord, std::span<const std::int64_t> shape);
 std::vector<std::int64_t> unflatten(std::int64_t x, std::span<const std::int64_t> shape);
+
+// A THREADS option (--from, --to, --access): an Axe layout or a thread-layout spec on the tile
+// `shape` (linear::parse_thread_layout, axe/linear/thread_spec.hpp). Errors name the option:
+// "--from 'S[(8,32': parse error ..." or "--from: thread layout 'mma:2' on (32,16): ...".
+AxeLayout thread_layout_option(const Args& args, std::string_view key,
+                               std::span<const std::int64_t> shape);
+
+// One line for the --help of the commands that take THREADS (the grammar: axe thread-layout
+// --help).
+inline constexpr const char* kThreadsHelp =
+    "THREADS: an Axe layout, or blocked:SPT/TPW/WPC[/ORDER], mma:WPC, wgmma:N/WPC, "
+    "slice:D:PARENT or linear:{JSON} on the --shape (axe thread-layout --help)";
 
 // Throws "usage: <usage>" unless the number of positional arguments is in [lo, hi].
 void expect_positional(const Args& args, std::size_t lo, std::size_t hi, std::string_view usage);

@@ -1,5 +1,6 @@
 // `axe convert-layout`: the plan moving a tile from one thread layout to another
-// (include/axe/linear/convert_plan.hpp).
+// (include/axe/linear/convert_plan.hpp); THREADS are Axe layouts or thread-layout specs
+// (include/axe/linear/thread_spec.hpp).
 //
 // JSON:
 //   "mechanism"        "none", "registers", "shuffles" or "shared"
@@ -38,15 +39,6 @@ constexpr const char* kUsage =
     "    shuffles, shared_bytes, repetitions, barriers, wavefronts, store_wavefronts,\n"
     "    load_wavefronts, store_instructions, load_instructions, issue_cost, lanes, warps, steps";
 
-AxeLayout layout_arg(const Args& args, std::string_view key) {
-  const std::string& text = args.get(key);
-  try {
-    return parse_axe_layout(text);
-  } catch (const axe::Error& e) {
-    fail("--" + std::string(key) + " '" + text + "': " + e.what());
-  }
-}
-
 std::string replace_all(std::string s, std::string_view from, std::string_view to) {
   for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) {
     s.replace(p, from.size(), to);
@@ -58,9 +50,9 @@ int run_convert_layout(const Args& args, std::ostream& out) {
   args.allow_only(
       {"from", "to", "shape", "dtype", "simulate", "shared-budget", "swizzle", "choose"});
   util::expect_positional(args, 0, 0, kUsage);
-  AxeLayout from = layout_arg(args, "from");
-  AxeLayout to = layout_arg(args, "to");
   auto shape = util::parse_shape(args.get("shape"), "--shape");
+  AxeLayout from = util::thread_layout_option(args, "from", shape);
+  AxeLayout to = util::thread_layout_option(args, "to", shape);
   linear::ConvertOptions opts;
   opts.element_bytes = size_of(parse_dtype(args.get("dtype")));
   if (args.has("shared-budget")) {
@@ -143,7 +135,8 @@ int run_convert_layout(const Args& args, std::ostream& out) {
 }
 
 const bool registered = [] {
-  register_command({"convert-layout", kUsage, &run_convert_layout});
+  static const std::string usage = std::string(kUsage) + "\n    " + util::kThreadsHelp;
+  register_command({"convert-layout", usage.c_str(), &run_convert_layout});
   return true;
 }();
 

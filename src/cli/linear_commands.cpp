@@ -1,6 +1,7 @@
 // `axe linear` (an Axe layout as an F2 linear layout), `axe thread-layout` (Triton-style thread
 // layouts written on the command line, printed as Axe layouts) and `axe banks` (shared-memory
-// wavefronts of a thread layout's accesses); include/axe/linear/.
+// wavefronts of a thread layout's accesses); include/axe/linear/. Every THREADS argument is an
+// Axe layout or a thread-layout spec (blocked:..., mma:..., ...; axe/linear/thread_spec.hpp).
 //
 // JSON of `axe linear` (and of `axe thread-layout --json`):
 //   "layout"      the Axe layout (text)
@@ -20,6 +21,8 @@
 // instruction for 4-byte scalar accesses, null where it does not apply).
 //
 // JSON of `axe swizzle`: see kSwizzleUsage (shown by `axe swizzle --help`).
+#include <algorithm>
+#include <cctype>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -34,6 +37,7 @@
 #include "axe/linear/linear_layout.hpp"
 #include "axe/linear/swizzle.hpp"
 #include "axe/linear/thread_layouts.hpp"
+#include "axe/linear/thread_spec.hpp"
 #include "cli/cli.hpp"
 #include "cli/cli_util.hpp"
 
@@ -127,8 +131,11 @@ int run_linear(const Args& args, std::ostream& out) {
 
 // --- thread-layout ------------------------------------------------------------------------------
 
+// The short form for usage errors; --help adds the spec grammar (thread_layout_spec_help).
 constexpr const char* kThreadUsage =
-    "thread-layout blocked --shape S --size-per-thread A --threads-per-warp B --warps-per-cta C "
+    "thread-layout SPEC --shape S   (SPEC: blocked:SPT/TPW/WPC[/ORDER], mma:WPC, wgmma:N/WPC,\n"
+    "    slice:D:PARENT, linear:{JSON} or an Axe layout; printed as an Axe layout)\n"
+    "  thread-layout blocked --shape S --size-per-thread A --threads-per-warp B --warps-per-cta C "
     "[--order O] [--slice D]\n"
     "  thread-layout mma --shape S --warps-per-cta C [--slice D]   (mma.sync m16n8 accumulator)\n"
     "  thread-layout wgmma --shape S --n N --warps-per-cta C [--slice D]   (wgmma 16xNxK "
@@ -138,9 +145,32 @@ std::vector<std::int64_t> list_option(const Args& args, std::string_view key) {
   return util::parse_ints(args.get(key), "--" + std::string(key));
 }
 
+bool is_flag_kind(std::string_view kind) {
+  return kind == "blocked" || kind == "mma" || kind == "wgmma";
+}
+
 int run_thread_layout(const Args& args, std::ostream& out) {
   util::expect_positional(args, 1, 1, kThreadUsage);
   const std::string& kind = args.positional[0];
+  if (!is_flag_kind(kind)) {
+    // A bare word is a misspelt kind, not an Axe layout (those start with "S[").
+    if (!kind.empty() && std::all_of(kind.begin(), kind.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+        })) {
+      fail("unknown thread layout '" + kind +
+           "' (expected blocked, mma or wgmma with flags, or a spec such as "
+           "blocked:1,4/8,4/4,1 or mma:2,2; see axe thread-layout --help)");
+    }
+    args.allow_only({"shape"});
+    auto shape = util::parse_shape(args.get("shape"), "--shape");
+    AxeLayout l = linear::parse_thread_layout(kind, shape);
+    if (args.json) {
+      print_linear(args, out, l, shape);
+    } else {
+      out << to_string(l) << "\n";
+    }
+    return 0;
+  }
   auto shape = util::parse_shape(args.get("shape"), "--shape");
   // With --slice D the parent is built on the shape with extent 1 inserted at D.
   std::vector<std::int64_t> parent_shape = shape;
@@ -165,12 +195,10 @@ int run_thread_layout(const Args& args, std::ostream& out) {
   } else if (kind == "mma") {
     args.allow_only({"shape", "slice", "warps-per-cta"});
     ll = linear::mma_accumulator(parent_shape, list_option(args, "warps-per-cta"));
-  } else if (kind == "wgmma") {
+  } else {  // wgmma
     args.allow_only({"shape", "slice", "n", "warps-per-cta"});
     ll = linear::wgmma_accumulator(parent_shape, util::parse_int(args.get("n"), "--n"),
                                    list_option(args, "warps-per-cta"));
-  } else {
-    fail("unknown thread layout '" + kind + "' (expected blocked, mma or wgmma)");
   }
   if (slice_dim >= 0) ll = linear::slice_layout(ll, slice_dim);
   AxeLayout l = linear::from_linear(ll).layout;
@@ -185,14 +213,14 @@ int run_thread_layout(const Args& args, std::ostream& out) {
 // --- banks --------------------------------------------------------------------------------------
 
 constexpr const char* kBanksUsage =
-    "banks SMEM --access THREADS --shape S --dtype T [--swizzle B,M,S]";
+    "banks SMEM --access THREADS --shape S --dtype T [--swizzle B,M,S]   (SMEM: an Axe layout)";
 
 int run_banks(const Args& args, std::ostream& out) {
   args.allow_only({"access", "shape", "dtype", "swizzle"});
   util::expect_positional(args, 1, 1, kBanksUsage);
   AxeLayout smem = parse_axe_layout(args.positional[0]);
-  AxeLayout threads = parse_axe_layout(args.get("access"));
   auto shape = util::parse_shape(args.get("shape"), "--shape");
+  AxeLayout threads = util::thread_layout_option(args, "access", shape);
   std::int64_t bytes = size_of(parse_dtype(args.get("dtype")));
   std::optional<cute::Swizzle> sw;
   if (args.has("swizzle")) {
@@ -245,9 +273,9 @@ void json_costs(std::ostream& out, const linear::ExchangeCost& c) {
 int run_swizzle(const Args& args, std::ostream& out) {
   args.allow_only({"from", "to", "shape", "dtype"});
   util::expect_positional(args, 0, 0, kSwizzleUsage);
-  AxeLayout from = parse_axe_layout(args.get("from"));
-  AxeLayout to = parse_axe_layout(args.get("to"));
   auto shape = util::parse_shape(args.get("shape"), "--shape");
+  AxeLayout from = util::thread_layout_option(args, "from", shape);
+  AxeLayout to = util::thread_layout_option(args, "to", shape);
   std::int64_t bytes = size_of(parse_dtype(args.get("dtype")));
   auto plan = linear::optimal_swizzle(from, to, shape, bytes);
   const auto& ll = plan.shared;
@@ -297,9 +325,13 @@ int run_swizzle(const Args& args, std::ostream& out) {
 
 const bool registered = [] {
   register_command({"linear", kLinearUsage, &run_linear});
-  register_command({"banks", kBanksUsage, &run_banks});
-  register_command({"thread-layout", kThreadUsage, &run_thread_layout});
-  register_command({"swizzle", kSwizzleUsage, &run_swizzle});
+  static const std::string banks = std::string(kBanksUsage) + "\n    " + util::kThreadsHelp;
+  static const std::string thread_layout =
+      std::string(kThreadUsage) + "\n  " + linear::thread_layout_spec_help();
+  static const std::string swizzle = std::string(kSwizzleUsage) + "\n    " + util::kThreadsHelp;
+  register_command({"banks", banks.c_str(), &run_banks});
+  register_command({"thread-layout", thread_layout.c_str(), &run_thread_layout});
+  register_command({"swizzle", swizzle.c_str(), &run_swizzle});
   return true;
 }();
 

@@ -116,6 +116,30 @@ TEST(ConvertLayoutCli, Text) {
   EXPECT_NE(r.out.find("simulated: 1 warp(s) x 4 lanes"), std::string::npos) << r.out;
 }
 
+// --from/--to as thread-layout specs: the wgmma accumulator (wgmma:64/4,1) to the blocked layout
+// 1x4 per thread, 2x16 lanes, 4x1 warps (blocked:1,4/2,16/4,1; by hand on 64x64: m -> columns
+// 1,2 and rows 8,16,32, lanes -> columns 4..32 and row 1, warps -> rows 2,4, i.e.
+// S[(8,4,32,4):(4,1@warp,1@lane,1)]) plan and simulate exactly as their Axe texts.
+TEST(ConvertLayoutCli, ThreadSpecs_EqualAxeTexts) {
+  auto spec = axe({"convert-layout", "--from", "wgmma:64/4,1", "--to", "blocked:1,4/2,16/4,1",
+                   "--shape", "64,64", "--dtype", "f16", "--shared-budget", "4096", "--simulate", "--json"});
+  auto text = axe({"convert-layout", "--from", "S[(4,2,8,8,4,2):(1@warp,2,4@lane,4,1@lane,1)]", "--to",
+                   "S[(8,4,32,4):(4,1@warp,1@lane,1)]", "--shape", "64,64", "--dtype", "f16",
+                   "--shared-budget", "4096", "--simulate", "--json"});
+  ASSERT_EQ(spec.status, 0) << spec.err;
+  EXPECT_EQ(spec.out, text.out);
+  EXPECT_TRUE(parse_json(spec.out)["simulated"].boolean());
+  // TV-19 with the destination as linear bases (coordinates [row, col]): S[(4,4):(1,1@lane)]
+  // puts the columns on lanes 1, 2 and the rows on registers 1, 2.
+  spec = axe({"convert-layout", "--from", "S[(4,4):(1@lane,1)]", "--to",
+              R"(linear:{"reg":[[1,0],[2,0]],"lane":[[0,1],[0,2]]})", "--shape", "4,4", "--dtype", "f32",
+              "--simulate", "--json"});
+  text = axe({"convert-layout", "--from", "S[(4,4):(1@lane,1)]", "--to", "S[(4,4):(1,1@lane)]", "--shape",
+              "4,4", "--dtype", "f32", "--simulate", "--json"});
+  ASSERT_EQ(spec.status, 0) << spec.err;
+  EXPECT_EQ(spec.out, text.out);
+}
+
 TEST(ConvertLayoutCli, Errors) {
   const char* a = "S[(8,32):(1,1@lane)]";
   expect_error({"convert-layout", "--from", "S[(8,16):(1,1@lane)]", "--to", a, "--shape", "8,32",
@@ -136,6 +160,17 @@ TEST(ConvertLayoutCli, Errors) {
   expect_error({"convert-layout", "--from", "S[(8,6):(1,1@lane)]", "--to", "S[(8,6):(1,1@lane)]",
                 "--shape", "8,6", "--dtype", "f32"},
                "--from S[(8,6):(1,1@lane)] is not F2-linear");
+  expect_error({"convert-layout", "--from", "blocked:1,4/8,8/4,1", "--to", a, "--shape", "8,32",
+                "--dtype", "f32"},
+               "--from: thread layout 'blocked:1,4/8,8/4,1' on (8,32): threads per warp (8,8) multiply "
+               "to 64, not 32");
+  expect_error({"convert-layout", "--from", a, "--to", "mma:2", "--shape", "8,32", "--dtype", "f32"},
+               "--to: thread layout 'mma:2' on (8,32): warps per CTA (2) has 1 entries but the shape has "
+               "rank 2");
+  expect_error({"convert-layout", "--from", "blocked:1,x/8,4/4,1", "--to", a, "--shape", "8,32",
+                "--dtype", "f32"},
+               "--from 'blocked:1,x/8,4/4,1': parse error at position 10: expected an integer (size per "
+               "thread)");
   expect_error({"convert-layout", "--from", a, "--to", a, "--shape", "8,32", "--dtype", "f9"},
                "unknown dtype 'f9'");
   expect_error({"convert-layout", "--from", a, "--shape", "8,32", "--dtype", "f32"},

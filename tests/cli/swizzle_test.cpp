@@ -7,6 +7,7 @@
 #include <set>
 
 #include "axe/layout/layout.hpp"
+#include "axe/linear/thread_spec.hpp"
 #include "cli_test_util.hpp"
 
 namespace axe::test::cli {
@@ -90,8 +91,9 @@ void check_json(const char* from, const char* to, const std::string& shape_text,
   ASSERT_EQ(r.status, 0) << r.err;
   Json j = parse_json(r.out);
   auto off = offsets_from_json(j["offset_bases"], shape);
-  auto st = enumerate(parse_axe_layout(from), off, ebytes, j["store_vector_bytes"].integer());
-  auto ld = enumerate(parse_axe_layout(to), off, ebytes, j["load_vector_bytes"].integer());
+  // THREADS may be specs (blocked:..., linear:...): read them as the command does.
+  auto st = enumerate(linear::parse_thread_layout(from, shape), off, ebytes, j["store_vector_bytes"].integer());
+  auto ld = enumerate(linear::parse_thread_layout(to, shape), off, ebytes, j["load_vector_bytes"].integer());
   EXPECT_EQ(j["store_wavefronts"].integer(), st.wavefronts);
   EXPECT_EQ(j["load_wavefronts"].integer(), ld.wavefronts);
   EXPECT_EQ(j["store_instructions"].integer(), st.instructions);
@@ -171,6 +173,18 @@ TEST(SwizzleCli, NotExpressibleAsSwizzle) {
   check_json(from, to, "8,16", {8, 16}, "f32", 4);
 }
 
+// --from/--to as specs: TV-15's row-major store is blocked:16,1/1,32/1,1; its column load, whose
+// registers hold columns 2..16 and lanes rows 1..8 and column 1, a linear:{...} of those bases.
+TEST(SwizzleCli, ThreadSpecs_EqualAxeTexts) {
+  const char* load = R"(linear:{"reg":[[0,2],[0,4],[0,8],[0,16]],"lane":[[1,0],[2,0],[4,0],[8,0],[0,1]]})";
+  auto spec = axe({"swizzle", "--from", "blocked:16,1/1,32/1,1", "--to", load, "--shape", "16,32", "--dtype",
+                   "f32", "--json"});
+  auto text = axe({"swizzle", "--from", kStore, "--to", kLoad, "--shape", "16,32", "--dtype", "f32", "--json"});
+  ASSERT_EQ(spec.status, 0) << spec.err;
+  EXPECT_EQ(spec.out, text.out);
+  check_json("blocked:16,1/1,32/1,1", load, "16,32", {16, 32}, "f32", 4);
+}
+
 TEST(SwizzleCli, HelpListsJsonKeys) {
   auto r = axe({"swizzle", "--help"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -191,6 +205,9 @@ TEST(SwizzleCli, Errors) {
   expect_error({"swizzle", "--from", kStore, "--to", kLoad, "--shape", "16,32", "--dtype", "f32", "--swizzle", "1,2,3"},
                "unknown option --swizzle");
   expect_error({"swizzle", "--from", "S[(16,32", "--to", kLoad, "--shape", "16,32", "--dtype", "f32"}, "");
+  expect_error({"swizzle", "--from", kStore, "--to", "wgmma:64/4", "--shape", "16,32", "--dtype", "f32"},
+               "--to: thread layout 'wgmma:64/4' on (16,32): warps per CTA (4) has 1 entries but the "
+               "shape has rank 2");
 }
 
 }  // namespace
