@@ -178,6 +178,25 @@ def extent_of(bases, dim):
     return 1 << span.bit_length()
 
 
+def f2_rank(bases, shape):
+    """Rank over F2 of the bases, each read as the bit vector of its coordinate (dim bits
+    concatenated)."""
+    widths = [e.bit_length() - 1 for e in shape]
+    pivots = {}  # leading bit -> reduced row
+    for b in bases:
+        row, shift = 0, 0
+        for v, w in zip(reversed(b), reversed(widths)):
+            row |= v << shift
+            shift += w
+        while row:
+            top = row.bit_length() - 1
+            if top not in pivots:
+                pivots[top] = row
+                break
+            row ^= pivots[top]
+    return len(pivots)
+
+
 class LayoutFactory:
     """Builds Gluon layout objects; `gl` is triton.experimental.gluon.language."""
 
@@ -311,9 +330,20 @@ class LayoutFactory:
             raise UsageError(f"layout '{top}': block bases must be empty (one CTA)")
         for b in reg + lane + warp:
             for v, e in zip(b, shape):
-                if v and (v >= e or not is_pow2(v)):
-                    raise UsageError(f"layout '{top}': basis {b} is not a power-of-two "
-                                     f"coordinate inside the shape {shape_text(shape)}")
+                if v >= e:
+                    raise UsageError(f"layout '{top}': basis {b} is not a coordinate inside "
+                                     f"the shape {shape_text(shape)}")
+        # Triton asserts (aborting the process) on layouts it does not accept; check its two rules
+        # here for a clear message: register and lane bases move along one dim at most, and the
+        # bases span the whole tile (surjective).
+        for bases, what in ((reg, "register"), (lane, "lane")):
+            for b in bases:
+                if sum(1 for v in b if v) > 1:
+                    raise UsageError(f"layout '{top}': {what} basis {b} moves along more than one "
+                                     "dim, which Triton's linear layouts do not allow")
+        if f2_rank(reg + lane + warp, shape) < sum(e.bit_length() - 1 for e in shape):
+            raise UsageError(f"layout '{top}': its bases do not reach every element of the "
+                             f"{shape_text(shape)} tile (Triton needs a surjective layout)")
         return self.gl.DistributedLinearLayout(
             reg_bases=[list(b) for b in reg],
             lane_bases=pad_bases(lane, LANES.bit_length() - 1, rank, "lane", top),
@@ -377,12 +407,22 @@ class LayoutFactory:
 
 
 # ---------------------------------------------------------------------------------------------
-# The kernels (defined once Triton is imported).
+# The kernels: module-level @gluon.jit functions (the usual form, whatever the Triton version).
+# Without Triton the script still parses its arguments and reports the missing import.
 # ---------------------------------------------------------------------------------------------
 
-def make_kernels(gluon, gl):
-    """The rank-1 and rank-2 round-trip kernels; op_arg and iters are never specialised, so the
-    same compiled kernel serves ITERS = 0 and ITERS = N."""
+try:
+    import triton
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    _TRITON_IMPORT_ERROR = None
+except ImportError as _e:  # reported by import_triton() when a layout or kernel is needed
+    triton = gluon = gl = None
+    _TRITON_IMPORT_ERROR = _e
+
+if gluon is not None:
+    # op_arg and iters are never specialised, so the same compiled kernel serves ITERS = 0 and
+    # ITERS = N (Triton would otherwise specialise 1 as a constant and 0 as divisible by 16).
 
     @gluon.jit(do_not_specialize=["op_arg", "iters"])
     def round_trip_1d(in_ptr, out_ptr, op_arg, iters, M: gl.constexpr, A: gl.constexpr,
@@ -424,17 +464,18 @@ def make_kernels(gluon, gl):
                 x = x ^ k
         gl.store(out_ptr + offs, x)
 
-    return round_trip_1d, round_trip_2d
-
 
 def import_triton():
-    try:
-        import triton
-        from triton.experimental import gluon
-        from triton.experimental.gluon import language as gl
-    except ImportError as e:
-        raise EnvError(f"needs triton >= 3.4 with triton.experimental.gluon ({e})")
+    """(triton, gluon, gl), or EnvError naming what is missing."""
+    if _TRITON_IMPORT_ERROR is not None:
+        raise EnvError("needs triton >= 3.4 with triton.experimental.gluon "
+                       f"({_TRITON_IMPORT_ERROR})")
     return triton, gluon, gl
+
+
+def make_kernels(gluon, gl):
+    """The rank-1 and rank-2 round-trip kernels (indexed by rank - 1)."""
+    return round_trip_1d, round_trip_2d
 
 
 def mechanism_of(asm_text):
