@@ -20,7 +20,9 @@ Protocol (one CTA: grid = 1, num_warps = W):
   the random input bit for bit (floats: random normals, for which x * 1.0 is exact; integers:
   random bytes).
   Timing: after warm-up, K launches (K >= 50) of each of ITERS = N and ITERS = 0, interleaved,
-  each bracketed by CUDA events; ns_per_round_trip = (median(N) - median(0)) / N.
+  each bracketed by CUDA events (a torch.cuda._sleep kernel queued ahead of every 10 pairs keeps
+  the host's launch latency out of the event pairs); ns_per_round_trip = (median(N) - median(0))
+  / N. Tiles are rank 1 or 2, extents powers of two (gl.arange).
 
 Output: one human line,
     gluon 64x64 f32 blocked:1,4/8,4/4,1/1,0->blocked:4,1/4,8/1,4/0,1: 319.2 ns per round trip (correct)
@@ -50,7 +52,9 @@ THREADS (the thread-layout spec shared with tile_bench):
                                gl.DistributedLinearLayout with these bases (logical coordinates,
                                [dim0, dim1, ...]); lane bases padded with zero bases to 5 (32
                                lanes), warp bases to log2(W); "block" bases optional (must be empty
-                               on one CTA)
+                               on one CTA). Triton's rules are checked up front: register and
+                               lane bases move along one dim at most, and the bases must reach
+                               every element of the tile
   anything else                an Axe layout text, e.g. "S[(4,4):(1@lane,1)]": converted by
                                `axe linear LAYOUT --shape S --json` (axe CLI from --axe, else `axe`
                                on PATH, else build/bin/axe in the repository) into a
@@ -114,8 +118,8 @@ class EnvError(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Spec parsing (plain Python; layouts are built by a LayoutFactory so parsing can be checked
-# without Triton).
+# Spec parsing: THREADS specs -> Gluon layout objects (LayoutFactory), with every check that
+# gives a clear message before Triton sees the layout.
 # ---------------------------------------------------------------------------------------------
 
 def parse_shape(text):
