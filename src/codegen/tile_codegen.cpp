@@ -1,0 +1,671 @@
+// CUDA source from conversion plans and thread layouts (include/axe/codegen/tile_codegen.hpp).
+#include "axe/codegen/tile_codegen.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "axe/core/error.hpp"
+#include "axe/linear/bridge.hpp"
+#include "axe/linear/linear_layout.hpp"
+
+namespace axe::codegen {
+namespace {
+
+using linear::ConvertPlan;
+using Cols = std::vector<std::uint64_t>;
+
+[[noreturn]] void fail(const std::string& what) { throw Error("codegen: " + what); }
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v << "u";
+  return s.str();
+}
+
+std::uint64_t or_of(const Cols& c) {
+  std::uint64_t r = 0;
+  for (auto x : c) r |= x;
+  return r;
+}
+
+// XOR of the columns of the set bits of x.
+std::uint64_t xor_of(const Cols& c, std::uint64_t x) {
+  std::uint64_t r = 0;
+  for (std::size_t k = 0; k < c.size(); ++k) {
+    if (x >> k & 1) r ^= c[k];
+  }
+  return r;
+}
+
+std::int64_t tile_elements(std::span<const std::int64_t> shape) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  return n;
+}
+
+// ---- accesses: element(r, lane, warp) = C[r] ^ T(lane, warp) ------------------------------------
+
+// One access pattern: the columns of every hardware bit in the address space (tile index for
+// global memory, element offset for shared memory).
+struct Pattern {
+  Cols m, lane, warp;
+  std::uint64_t skip_m = 0, skip_lane = 0, skip_warp = 0;  // stores: bits whose writers are duplicates
+};
+
+// The number of linearly independent columns (over F2).
+int rank_of(const Cols& cols) {
+  std::vector<std::uint64_t> basis;  // distinct leading bits, highest first
+  for (std::uint64_t v : cols) {
+    for (auto x : basis) v = std::min(v, v ^ x);
+    if (v == 0) continue;
+    basis.push_back(v);
+    std::sort(basis.rbegin(), basis.rend());
+  }
+  return static_cast<int>(basis.size());
+}
+
+// The vector grouping: `bits` (register bit indices) whose columns span the k lowest address bits
+// and no other column touches them. pos(r) = the element's place in its vector.
+struct Grouping {
+  std::vector<int> bits;  // the register bits inside a vector
+  std::int64_t width = 1;
+};
+
+// The widest grouping with width * element_bytes <= 16. in_order: the bank model's rule
+// (register bit i has column 2^i for i < k), else any register bits spanning the low bits.
+Grouping group_vectors(const Pattern& p, std::int64_t element_bytes, bool in_order) {
+  Grouping best;
+  const std::uint64_t skip = p.skip_m;
+  for (int k = 1; (std::int64_t{1} << k) * element_bytes <= 16; ++k) {
+    const std::uint64_t low = (std::uint64_t{1} << k) - 1;
+    std::vector<int> bits;
+    bool ok = true;
+    for (std::size_t b = 0; b < p.m.size() && ok; ++b) {
+      const std::uint64_t c = p.m[b];
+      if (skip >> b & 1) continue;
+      if (c != 0 && (c & ~low) == 0) {
+        bits.push_back(static_cast<int>(b));
+      } else if (c & low) {
+        ok = false;  // a register touches the low bits and more
+      }
+    }
+    if (!ok || static_cast<int>(bits.size()) != k) break;
+    for (auto c : p.lane) ok = ok && (c & low) == 0;
+    for (auto c : p.warp) ok = ok && (c & low) == 0;
+    Cols chosen;  // k independent columns below 2^k span the k low bits
+    for (int b : bits) chosen.push_back(p.m[static_cast<std::size_t>(b)]);
+    if (!ok || rank_of(chosen) != k) break;
+    if (in_order) {
+      for (int i = 0; i < k; ++i) {
+        ok = ok && bits[static_cast<std::size_t>(i)] == i &&
+             p.m[static_cast<std::size_t>(i)] == std::uint64_t{1} << i;
+      }
+      if (!ok) break;
+    }
+    best.bits = bits;
+    best.width = std::int64_t{1} << k;
+  }
+  return best;
+}
+
+// The C type of `bytes` bytes of a vector access.
+std::string_view vector_type(std::int64_t bytes) {
+  switch (bytes) {
+    case 1: return "unsigned char";
+    case 2: return "unsigned short";
+    case 4: return "unsigned int";
+    case 8: return "uint2";
+    default: return "uint4";
+  }
+}
+
+class Emitter {
+ public:
+  explicit Emitter(std::int64_t element_bytes)
+      : es_(element_bytes), t_(std::string(element_type(element_bytes))) {}
+
+  std::ostringstream& out() { return out_; }
+  const std::string& type() const { return t_; }
+  std::int64_t element_bytes() const { return es_; }
+  std::string fresh(const char* stem) { return stem + std::to_string(counter_++); }
+
+  // T(lane, warp) of a pattern, as a new variable; returns its name ("0u"-free: always a name).
+  std::string thread_term(const Pattern& p) {
+    std::string v = fresh("t");
+    out_ << "  const unsigned " << v << " = 0u";
+    for (std::size_t k = 0; k < p.lane.size(); ++k) {
+      if (p.lane[k]) out_ << " ^ ((lane >> " << k << " & 1u) ? " << hex(p.lane[k]) << " : 0u)";
+    }
+    for (std::size_t k = 0; k < p.warp.size(); ++k) {
+      if (p.warp[k]) out_ << " ^ ((warp >> " << k << " & 1u) ? " << hex(p.warp[k]) << " : 0u)";
+    }
+    out_ << ";\n";
+    return v;
+  }
+
+  // C ^ T, written C + T when they share no bit.
+  static std::string combine(std::uint64_t c, const std::string& t, std::uint64_t t_bits) {
+    if (c == 0) return t;
+    return (c & t_bits) ? "(" + t + " ^ " + hex(c) + ")" : "(" + t + " + " + hex(c) + ")";
+  }
+
+  // The predicate of the threads taking part: lanes within `lanes`, skip bits clear.
+  static std::string thread_guard(const Pattern& p, std::int64_t lanes) {
+    std::vector<std::string> g;
+    if (lanes < 32) g.push_back("lane < " + std::to_string(lanes) + "u");
+    if (p.skip_lane) g.push_back("(lane & " + hex(p.skip_lane) + ") == 0u");
+    if (p.skip_warp) g.push_back("(warp & " + hex(p.skip_warp) + ") == 0u");
+    std::string s;
+    for (const auto& x : g) s += (s.empty() ? "" : " && ") + x;
+    return s;
+  }
+
+  // Loads (load) or stores registers `regs` (an array name, `count` registers) through pointer
+  // expression `base` (of T) with pattern p. Shared accesses with `chunk_bits` >= 0 go to window
+  // `window` only (offset >> chunk_bits == window, at offset & (chunk - 1)).
+  // Returns the number of instructions per thread emitted (for a load, every register is
+  // written; for a store, every non-skipped register is read once).
+  std::int64_t access(bool load, const std::string& regs, std::int64_t count, const Pattern& p,
+                      const std::string& base, bool in_order, std::int64_t lanes,
+                      int chunk_bits = -1, std::int64_t window = 0) {
+    const Grouping g = group_vectors(p, es_, in_order);
+    const std::uint64_t t_bits = or_of(p.lane) | or_of(p.warp);
+    std::uint64_t in_vector = 0;
+    for (int b : g.bits) in_vector |= std::uint64_t{1} << b;
+    const std::string guard = thread_guard(p, lanes);
+    std::uint64_t window_mask = 0;
+    if (chunk_bits >= 0) window_mask = ~((std::uint64_t{1} << chunk_bits) - 1);
+    const bool runtime_window = chunk_bits >= 0 && (t_bits & window_mask) != 0;
+    out_ << "  {\n";
+    const std::string t = thread_term(p);
+    if (!guard.empty()) out_ << "  if (" << guard << ") {\n";
+    std::int64_t instructions = 0;
+    const std::uint64_t broadcast_m = [&] {
+      std::uint64_t z = 0;
+      for (std::size_t b = 0; b < p.m.size(); ++b) z |= std::uint64_t{p.m[b] == 0} << b;
+      return z;
+    }();
+    for (std::int64_t r0 = 0; r0 < count; ++r0) {
+      const auto r = static_cast<std::uint64_t>(r0);
+      if (r & in_vector) continue;  // reached through its group's first register
+      if (!load && (r & p.skip_m)) continue;
+      if (load && (r & broadcast_m & ~in_vector)) {
+        // A broadcast register: its twin without the broadcast bits holds the same element
+        // (copied after all loads, below).
+        continue;
+      }
+      const std::uint64_t c = xor_of(p.m, r);
+      std::string addr = combine(c & ~window_mask, t, t_bits);
+      std::string cond;
+      if (chunk_bits >= 0) {
+        if (runtime_window) {
+          addr = "((" + combine(c, t, t_bits) + ") & " + hex(~window_mask & 0xffffffffu) + ")";
+          cond = "((" + combine(c, t, t_bits) + ") >> " + std::to_string(chunk_bits) + ") == " +
+                 std::to_string(window) + "u";
+        } else if (static_cast<std::int64_t>(c >> chunk_bits) != window) {
+          continue;  // another repetition's window
+        }
+      }
+      ++instructions;
+      const std::int64_t vbytes = g.width * es_;
+      const std::string vt(vector_type(vbytes));
+      std::string pre = cond.empty() ? "  " : "  if (" + cond + ") ";
+      if (g.width == 1) {
+        if (load) {
+          out_ << pre << regs << "[" << r << "] = " << base << "[" << addr << "];\n";
+        } else {
+          out_ << pre << base << "[" << addr << "] = " << regs << "[" << r << "];\n";
+        }
+        continue;
+      }
+      // One vector: element i of the vector is the register whose in-vector bits give column i.
+      out_ << pre << "{\n    union { " << vt << " v; " << t_ << " e[" << g.width << "]; } u;\n";
+      if (!load) {
+        for (std::int64_t j = 0; j < g.width; ++j) {
+          std::uint64_t rr = r;
+          for (std::size_t i = 0; i < g.bits.size(); ++i) {
+            if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
+          }
+          out_ << "    u.e[" << xor_of(p.m, rr) - c << "] = " << regs << "[" << rr << "];\n";
+        }
+        out_ << "    *reinterpret_cast<" << vt << "*>(" << base << " + " << addr << ") = u.v;\n";
+      } else {
+        out_ << "    u.v = *reinterpret_cast<const " << vt << "*>(" << base << " + " << addr
+             << ");\n";
+        for (std::int64_t j = 0; j < g.width; ++j) {
+          std::uint64_t rr = r;
+          for (std::size_t i = 0; i < g.bits.size(); ++i) {
+            if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
+          }
+          out_ << "    " << regs << "[" << rr << "] = u.e[" << xor_of(p.m, rr) - c << "];\n";
+        }
+      }
+      out_ << "  }\n";
+    }
+    if (!guard.empty()) out_ << "  }\n";
+    if (load && (broadcast_m & ~in_vector)) {
+      for (std::int64_t r0 = 0; r0 < count; ++r0) {
+        const auto r = static_cast<std::uint64_t>(r0);
+        const std::uint64_t twin = r & ~(broadcast_m & ~in_vector);
+        if (twin != r) out_ << "  " << regs << "[" << r << "] = " << regs << "[" << twin << "];\n";
+      }
+    }
+    out_ << "  }\n";
+    return instructions;
+  }
+
+ private:
+  std::int64_t es_;
+  std::string t_;
+  std::ostringstream out_;
+  int counter_ = 0;
+};
+
+// Free bits of a thread layout (one writer per element): per hardware bit, whether its column
+// lies in the span of the columns before it (m first, then lane, then warp).
+void mark_duplicates(Pattern& p, const ThreadColumns& c) {
+  Cols seen;
+  auto independent = [&](std::uint64_t v) {
+    seen.push_back(v);
+    if (rank_of(seen) == static_cast<int>(seen.size())) return true;
+    seen.pop_back();
+    return false;
+  };
+  for (std::size_t k = 0; k < c.m.size(); ++k) {
+    if (!independent(c.m[k])) p.skip_m |= std::uint64_t{1} << k;
+  }
+  for (std::size_t k = 0; k < c.lane.size(); ++k) {
+    if (!independent(c.lane[k])) p.skip_lane |= std::uint64_t{1} << k;
+  }
+  for (std::size_t k = 0; k < c.warp.size(); ++k) {
+    if (!independent(c.warp[k])) p.skip_warp |= std::uint64_t{1} << k;
+  }
+}
+
+Pattern pattern_of(const ThreadColumns& c) { return Pattern{c.m, c.lane, c.warp, 0, 0, 0}; }
+
+// The pattern of a plan's StoreOp / LoadOp address (input dims [m, lane, warp]) through the shared
+// offset columns.
+Pattern shared_pattern(const linear::LinearLayout& address, const Cols& offset_cols) {
+  Pattern p;
+  auto cols = [&](const char* dim) {
+    Cols r;
+    if (!address.has_in_dim(dim)) return r;
+    for (int i = 0; i < address.in_bits(dim); ++i) r.push_back(xor_of(offset_cols, address.column(dim, i)));
+    return r;
+  };
+  p.m = cols("m");
+  p.lane = cols("lane");
+  p.warp = cols("warp");
+  return p;
+}
+
+void declare(Emitter& e, const std::string& name, std::int64_t n) {
+  e.out() << "  " << e.type() << " " << name << "[" << n << "];\n";
+}
+
+std::string header(std::string_view name, std::string_view t, std::int64_t rs, std::int64_t rd) {
+  std::ostringstream s;
+  s << "__device__ __forceinline__ void " << name << "(const " << t << " (&in)[" << rs << "], "
+    << t << " (&out)[" << rd << "], unsigned char* smem, unsigned lane, unsigned warp) {\n";
+  return s.str();
+}
+
+// ---- the round trip's op -----------------------------------------------------------------------
+
+std::string op_function(DType dtype, std::string_view t) {
+  std::ostringstream s;
+  switch (dtype) {
+    case DType::F32:
+      s << "__device__ __forceinline__ " << t << " axe_op(" << t << " x, float s) {\n"
+        << "  return __float_as_uint(__uint_as_float(x) * s);\n}\n";
+      break;
+    case DType::F64:
+      s << "__device__ __forceinline__ " << t << " axe_op(" << t << " x, double s) {\n"
+        << "  return (unsigned long long)__double_as_longlong(__longlong_as_double((long long)x) * s);\n}\n";
+      break;
+    case DType::F16:
+    case DType::BF16: {
+      const char* ty = dtype == DType::F16 ? "f16" : "bf16";
+      // mul.rn.bf16 needs sm_90; the scale arrives as float and is rounded to the dtype once.
+      s << "__device__ __forceinline__ " << t << " axe_op(" << t << " x, float s) {\n"
+        << "  unsigned short h, r;\n"
+        << "  asm(\"cvt.rn." << ty << ".f32 %0, %1;\" : \"=h\"(h) : \"f\"(s));\n"
+        << "  asm(\"mul.rn." << ty << " %0, %1, %2;\" : \"=h\"(r) : \"h\"(x), \"h\"(h));\n"
+        << "  return r;\n}\n";
+      break;
+    }
+    default:
+      s << "__device__ __forceinline__ " << t << " axe_op(" << t << " x, unsigned long long s) {\n"
+        << "  return (" << t << ")(x ^ (" << t << ")s);\n}\n";
+  }
+  return s.str();
+}
+
+std::string_view scale_type(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return "double";
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return "float";
+    default: return "unsigned long long";
+  }
+}
+
+std::string preamble(const char* what, const AxeLayout& a, const AxeLayout& b,
+                     std::span<const std::int64_t> shape, DType dtype, const ConvertPlan& there,
+                     const ConvertPlan* back) {
+  std::ostringstream s;
+  s << "// Generated by axe (codegen/tile_codegen): " << what << " " << to_string(a) << " -> "
+    << to_string(b) << " on (";
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? "," : "") << shape[i];
+  s << "), " << to_string(dtype) << ": " << linear::to_string(there.mechanism);
+  if (back) s << ", back: " << linear::to_string(back->mechanism);
+  s << ".\n";
+  return s.str();
+}
+
+}  // namespace
+
+ThreadColumns thread_columns(const AxeLayout& threads, std::span<const std::int64_t> shape) {
+  for (const Axis& a : threads.axes()) {
+    if (a.name() != "m" && a.name() != "lane" && a.name() != "warp") {
+      fail("the thread layout " + to_string(threads) + " uses axis '" + std::string(a.name()) +
+           "' (allowed: m, lane, warp)");
+    }
+  }
+  const std::string why = linear::linear_refusal(threads, shape);
+  if (!why.empty()) fail("the thread layout " + to_string(threads) + " is not F2-linear: " + why);
+  const linear::AxeLinear al = linear::to_linear(threads, shape);
+  for (const auto& [axis, o] : al.offset) {
+    if (o != 0) fail("the thread layout " + to_string(threads) + " has an offset " + std::to_string(o) + "@" + axis);
+  }
+  ThreadColumns c;
+  auto cols = [&](const char* dim) {
+    Cols r;
+    if (!al.layout.has_in_dim(dim)) return r;
+    for (int i = 0; i < al.layout.in_bits(dim); ++i) r.push_back(al.layout.column(dim, i));
+    return r;
+  };
+  c.m = cols("m");
+  c.lane = cols("lane");
+  c.warp = cols("warp");
+  if (c.lane.size() > 5) fail("the thread layout " + to_string(threads) + " uses more than 32 lanes");
+  if (c.warp.size() > 5) fail("the thread layout " + to_string(threads) + " uses more than 32 warps");
+  return c;
+}
+
+std::vector<std::uint64_t> shared_offset_columns(const linear::SharedLayout& shared,
+                                                 std::span<const std::int64_t> shape) {
+  const std::int64_t n = tile_elements(shape);
+  const int bits = std::countr_zero(static_cast<std::uint64_t>(n));
+  if (n <= 0 || (n & (n - 1))) fail("the tile has " + std::to_string(n) + " elements, not a power of two");
+  const std::vector<std::int64_t> off = linear::shared_offsets(shared, n);
+  Cols cols;
+  for (int i = 0; i < bits; ++i) cols.push_back(static_cast<std::uint64_t>(off[std::size_t{1} << i]));
+  for (std::int64_t x = 0; x < n; ++x) {
+    if (static_cast<std::uint64_t>(off[static_cast<std::size_t>(x)]) != xor_of(cols, static_cast<std::uint64_t>(x))) {
+      fail("the shared layout " + (shared.linear ? to_string(*shared.linear) : to_string(shared.smem)) +
+           " is not XOR-linear on the tile (element " + std::to_string(x) +
+           "); generated kernels take linear shared layouts");
+    }
+  }
+  return cols;
+}
+
+std::string_view element_type(std::int64_t bytes) {
+  switch (bytes) {
+    case 1: return "unsigned char";
+    case 2: return "unsigned short";
+    case 4: return "unsigned int";
+    case 8: return "unsigned long long";
+    default: fail("no element type of " + std::to_string(bytes) + " bytes (1, 2, 4 or 8)");
+  }
+}
+
+std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std::int64_t> shape,
+                            std::int64_t element_bytes, std::string_view name) {
+  Emitter e(element_bytes);
+  auto& o = e.out();
+  o << header(name, e.type(), plan.src_registers, plan.dst_registers);
+  Cols offset_cols;
+  int chunk_bits = -1;
+  if (plan.mechanism == linear::Mechanism::shared) {
+    if (!plan.shared) fail("a shared plan without a shared layout");
+    offset_cols = shared_offset_columns(*plan.shared, shape);
+    chunk_bits = std::countr_zero(static_cast<std::uint64_t>(plan.chunk));
+    o << "  " << e.type() << "* axe_s = reinterpret_cast<" << e.type() << "*>(smem);\n";
+  } else {
+    o << "  (void)smem;\n";
+  }
+  o << "  (void)lane; (void)warp;\n";
+  // The register file as a chain of arrays: every op that moves registers defines the next.
+  std::string cur = "in";
+  std::int64_t size = plan.src_registers;
+  std::string loaded;
+  auto next = [&](std::int64_t n) {
+    std::string v = e.fresh("r");
+    declare(e, v, n);
+    return v;
+  };
+  const char* barrier = plan.warps > 1 ? "  __syncthreads();\n" : "  __syncwarp();\n";
+  for (const auto& op : plan.ops) {
+    if (const auto* rn = std::get_if<linear::RenameOp>(&op)) {
+      const std::string v = next(static_cast<std::int64_t>(rn->from.size()));
+      for (std::size_t i = 0; i < rn->from.size(); ++i) {
+        const std::int64_t f = rn->from[i];
+        o << "  " << v << "[" << i << "] = ";
+        if (f >= 0 && f < size) {
+          o << cur << "[" << f << "];\n";
+        } else {
+          o << "0;\n";
+        }
+      }
+      cur = v;
+      size = static_cast<std::int64_t>(rn->from.size());
+    } else if (const auto* cs = std::get_if<linear::CondSwapOp>(&op)) {
+      const std::string v = next(size), p = e.fresh("p");
+      o << "  const bool " << p << " = (lane >> " << cs->lane_bit << ") & 1u;\n";
+      const std::int64_t bit = std::int64_t{1} << cs->reg_bit;
+      for (std::int64_t x = 0; x < size; ++x) {
+        const std::int64_t y = x ^ bit;
+        if (y >= size) {
+          o << "  " << v << "[" << x << "] = " << cur << "[" << x << "];\n";
+        } else {
+          o << "  " << v << "[" << x << "] = " << p << " ? " << cur << "[" << y << "] : " << cur << "[" << x << "];\n";
+        }
+      }
+      cur = v;
+    } else if (const auto* cx = std::get_if<linear::CondXorOp>(&op)) {
+      const std::string v = next(size), p = e.fresh("p");
+      if (cx->lane_bit >= 0) {
+        o << "  const bool " << p << " = (lane >> " << cx->lane_bit << ") & 1u;\n";
+      } else {
+        o << "  const bool " << p << " = (warp >> " << cx->warp_bit << ") & 1u;\n";
+      }
+      for (std::int64_t x = 0; x < size; ++x) {
+        const std::int64_t y = x ^ cx->reg_xor;
+        o << "  " << v << "[" << x << "] = " << p << " ? " << (y < size ? cur + "[" + std::to_string(y) + "]" : std::string("0")) << " : " << cur << "[" << x << "];\n";
+      }
+      cur = v;
+    } else if (const auto* sh = std::get_if<linear::ShuffleOp>(&op)) {
+      bool identity = true;
+      for (std::size_t k = 0; k < sh->lane_map.size(); ++k) identity = identity && sh->lane_map[k] == std::uint64_t{1} << k;
+      const std::string v = next(size), src = e.fresh("l");
+      o << "  const unsigned " << src << " = ";
+      if (identity) {
+        o << "lane";
+      } else {
+        o << "0u";
+        for (std::size_t k = 0; k < sh->lane_map.size(); ++k) {
+          if (sh->lane_map[k]) o << " ^ ((lane >> " << k << " & 1u) ? " << hex(sh->lane_map[k]) << " : 0u)";
+        }
+      }
+      o << ";\n";
+      for (std::int64_t r = 0; r < size; ++r) {
+        const std::uint64_t x = r < static_cast<std::int64_t>(sh->lane_xor.size()) ? sh->lane_xor[static_cast<std::size_t>(r)] : 0;
+        if (identity && x == 0) {
+          o << "  " << v << "[" << r << "] = " << cur << "[" << r << "];\n";
+          continue;
+        }
+        const std::string lane_expr = x ? "(" + src + " ^ " + hex(x) + ")" : src;
+        o << "  " << v << "[" << r << "] = (" << e.type() << ")__shfl_sync(0xffffffffu, "
+          << (element_bytes < 4 ? "(unsigned)" : "") << cur << "[" << r << "], " << lane_expr << ");\n";
+      }
+      cur = v;
+    } else if (const auto* sp = std::get_if<linear::ShipOp>(&op)) {
+      const std::string v = next(size), p = e.fresh("p");
+      o << "  const bool " << p << " = (lane >> " << sp->lane_bit << ") & 1u;\n";
+      const std::int64_t bit = std::int64_t{1} << sp->reg_bit;
+      for (std::int64_t x = 0; x < size; ++x) {
+        if (x & bit) continue;
+        const std::int64_t y = x + bit;
+        const std::string ship = e.fresh("s");
+        o << "  { const " << e.type() << " " << ship << " = " << p << " ? " << cur << "[" << x << "] : " << cur << "[" << y << "];\n"
+          << "    const " << e.type() << " g = (" << e.type() << ")__shfl_xor_sync(0xffffffffu, "
+          << (element_bytes < 4 ? "(unsigned)" : "") << ship << ", " << (1u << sp->lane_bit) << "u);\n"
+          << "    " << v << "[" << x << "] = " << p << " ? g : " << cur << "[" << x << "];\n"
+          << "    " << v << "[" << y << "] = " << p << " ? " << cur << "[" << y << "] : g; }\n";
+      }
+      cur = v;
+    } else if (const auto* st = std::get_if<linear::StoreOp>(&op)) {
+      Pattern p = shared_pattern(st->address, offset_cols);
+      const int rb = st->address.in_bits("m"), lb = st->address.in_bits("lane");
+      p.skip_m = st->skip & ((std::uint64_t{1} << rb) - 1);
+      p.skip_lane = (st->skip >> rb) & ((std::uint64_t{1} << lb) - 1);
+      p.skip_warp = st->skip >> (rb + lb);
+      e.access(false, cur, size, p, "axe_s", true, std::int64_t{1} << lb, chunk_bits, st->window);
+    } else if (std::holds_alternative<linear::BarrierOp>(op)) {
+      o << barrier;
+    } else if (const auto* ld = std::get_if<linear::LoadOp>(&op)) {
+      if (loaded.empty()) loaded = next(plan.dst_registers);
+      const Pattern p = shared_pattern(ld->address, offset_cols);
+      e.access(true, loaded, plan.dst_registers, p, "axe_s", true,
+               std::int64_t{1} << ld->address.in_bits("lane"), chunk_bits, ld->window);
+    }
+  }
+  if (!loaded.empty()) {
+    cur = loaded;
+    size = plan.dst_registers;
+  }
+  if (size != plan.dst_registers) fail("the plan ends with " + std::to_string(size) + " registers, not " + std::to_string(plan.dst_registers));
+  for (std::int64_t r = 0; r < size; ++r) o << "  out[" << r << "] = " << cur << "[" << r << "];\n";
+  o << "}\n";
+  return o.str();
+}
+
+std::string emit_tile_load(const AxeLayout& threads, std::span<const std::int64_t> shape,
+                           std::int64_t element_bytes, std::string_view name) {
+  const ThreadColumns c = thread_columns(threads, shape);
+  Emitter e(element_bytes);
+  e.out() << "__device__ __forceinline__ void " << name << "(" << e.type() << " (&r)[" << c.registers()
+          << "], const " << e.type() << "* tile, unsigned lane, unsigned warp) {\n  (void)warp;\n";
+  e.access(true, "r", c.registers(), pattern_of(c), "tile", false, c.lanes());
+  e.out() << "}\n";
+  return e.out().str();
+}
+
+std::string emit_tile_store(const AxeLayout& threads, std::span<const std::int64_t> shape,
+                            std::int64_t element_bytes, std::string_view name) {
+  const ThreadColumns c = thread_columns(threads, shape);
+  Emitter e(element_bytes);
+  e.out() << "__device__ __forceinline__ void " << name << "(const " << e.type() << " (&r)["
+          << c.registers() << "], " << e.type() << "* tile, unsigned lane, unsigned warp) {\n  (void)warp;\n";
+  Pattern p = pattern_of(c);
+  mark_duplicates(p, c);
+  e.access(false, "r", c.registers(), p, "tile", false, c.lanes());
+  e.out() << "}\n";
+  return e.out().str();
+}
+
+TileKernel round_trip_kernel(const AxeLayout& a, const AxeLayout& b,
+                             std::span<const std::int64_t> shape, DType dtype,
+                             const linear::ConvertOptions& options) {
+  linear::ConvertOptions opts = options;
+  opts.element_bytes = size_of(dtype);
+  const ThreadColumns ca = thread_columns(a, shape), cb = thread_columns(b, shape);
+  if (ca.warps() != cb.warps()) {
+    fail("the layouts use " + std::to_string(ca.warps()) + " and " + std::to_string(cb.warps()) +
+         " warps (a round trip runs both on one CTA)");
+  }
+  TileKernel k;
+  k.there = linear::plan_conversion(a, b, shape, opts);
+  k.back = linear::plan_conversion(b, a, shape, opts);
+  k.threads = 32 * ca.warps();
+  k.name = "axe_tile_round_trip";
+  const std::string t(element_type(opts.element_bytes));
+  // Both conversions through shared memory: two buffers when they fit the budget, so only the
+  // barriers inside each conversion remain (the barrier of conversion 2 orders conversion 1's
+  // loads before the next store into buffer 1); one buffer and a barrier after each otherwise.
+  // Only one through shared memory: a barrier per iteration before its next store.
+  const std::int64_t b1 = k.there.counts.shared_bytes, b2 = k.back.counts.shared_bytes;
+  const bool both_shared = b1 > 0 && b2 > 0;
+  const std::int64_t second = (b1 + 15) / 16 * 16;
+  const bool two_buffers = both_shared && second + b2 <= opts.shared_budget_bytes;
+  k.shared_bytes = two_buffers ? second + b2 : std::max(b1, b2);
+  const char* barrier = ca.warps() > 1 ? "__syncthreads();" : "__syncwarp();";
+  std::ostringstream s;
+  s << preamble("round trip", a, b, shape, dtype, k.there, &k.back);
+  s << op_function(dtype, t);
+  s << emit_tile_load(a, shape, opts.element_bytes, "axe_load_a");
+  s << emit_tile_store(a, shape, opts.element_bytes, "axe_store_a");
+  s << emit_conversion(k.there, shape, opts.element_bytes, "axe_there");
+  s << emit_conversion(k.back, shape, opts.element_bytes, "axe_back");
+  s << "extern \"C\" __global__ void __launch_bounds__(" << k.threads << ") " << k.name << "(const "
+    << t << "* __restrict__ in, " << t << "* __restrict__ out, int iters, " << scale_type(dtype)
+    << " scale) {\n";
+  s << "  extern __shared__ __align__(16) unsigned char smem[];\n";
+  s << "  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n";
+  s << "  " << t << " a[" << ca.registers() << "];\n  " << t << " b[" << cb.registers() << "];\n";
+  s << "  axe_load_a(a, in, lane, warp);\n";
+  s << "#pragma unroll 1\n  for (int i = 0; i < iters; ++i) {\n";
+  s << "    axe_there(a, b, smem, lane, warp);\n";
+  s << "#pragma unroll\n    for (int j = 0; j < " << cb.registers() << "; ++j) b[j] = axe_op(b[j], scale);\n";
+  if (both_shared && !two_buffers) s << "    " << barrier << "\n";
+  s << "    axe_back(b, a, smem" << (two_buffers ? " + " + std::to_string(second) : std::string()) << ", lane, warp);\n";
+  s << "#pragma unroll\n    for (int j = 0; j < " << ca.registers() << "; ++j) a[j] = axe_op(a[j], scale);\n";
+  // One conversion through shared memory: its next store waits for this iteration's loads.
+  if ((both_shared && !two_buffers) || (!both_shared && b1 + b2 > 0)) s << "    " << barrier << "\n";
+  s << "  }\n  axe_store_a(a, out, lane, warp);\n}\n";
+  k.source = s.str();
+  return k;
+}
+
+TileKernel conversion_kernel(const AxeLayout& a, const AxeLayout& b,
+                             std::span<const std::int64_t> shape, DType dtype,
+                             const linear::ConvertOptions& options) {
+  linear::ConvertOptions opts = options;
+  opts.element_bytes = size_of(dtype);
+  const ThreadColumns ca = thread_columns(a, shape), cb = thread_columns(b, shape);
+  if (ca.warps() != cb.warps()) {
+    fail("the layouts use " + std::to_string(ca.warps()) + " and " + std::to_string(cb.warps()) +
+         " warps (a conversion runs both on one CTA)");
+  }
+  TileKernel k;
+  k.there = linear::plan_conversion(a, b, shape, opts);
+  k.threads = 32 * ca.warps();
+  k.shared_bytes = k.there.counts.shared_bytes;
+  k.name = "axe_tile_convert";
+  const std::string t(element_type(opts.element_bytes));
+  std::ostringstream s;
+  s << preamble("conversion", a, b, shape, dtype, k.there, nullptr);
+  s << emit_tile_load(a, shape, opts.element_bytes, "axe_load_a");
+  s << emit_conversion(k.there, shape, opts.element_bytes, "axe_there");
+  s << "extern \"C\" __global__ void __launch_bounds__(" << k.threads << ") " << k.name << "(const "
+    << t << "* __restrict__ in, " << t << "* __restrict__ dump) {\n";
+  s << "  extern __shared__ __align__(16) unsigned char smem[];\n";
+  s << "  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n";
+  s << "  " << t << " a[" << ca.registers() << "];\n  " << t << " b[" << cb.registers() << "];\n";
+  s << "  axe_load_a(a, in, lane, warp);\n  axe_there(a, b, smem, lane, warp);\n";
+  s << "#pragma unroll\n  for (int r = 0; r < " << cb.registers() << "; ++r) dump[threadIdx.x * "
+    << cb.registers() << "u + r] = b[r];\n}\n";
+  k.source = s.str();
+  return k;
+}
+
+}  // namespace axe::codegen
