@@ -456,6 +456,11 @@ std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std
   const char* barrier = plan.warps > 1 ? "  __syncthreads();\n" : "  __syncwarp();\n";
   for (const auto& op : plan.ops) {
     if (const auto* rn = std::get_if<linear::RenameOp>(&op)) {
+      if (!loaded.empty()) {  // after the loads: the destination file
+        cur = loaded;
+        size = plan.dst_registers;
+        loaded.clear();
+      }
       const std::string v = next(static_cast<std::int64_t>(rn->from.size()));
       for (std::size_t i = 0; i < rn->from.size(); ++i) {
         const std::int64_t f = rn->from[i];

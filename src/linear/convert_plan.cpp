@@ -299,18 +299,105 @@ SharedLayout default_shared(const AxeLayout& from, const AxeLayout& to, std::spa
   return row_major_shared(shape);
 }
 
-ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread& s,
-                        const Thread& t, std::span<const std::int64_t> shape,
+// A thread layout with its register bits reordered (new bit k = old bit perm[k]), or nullopt
+// when the result is no Axe layout (a column that mixes logical bits).
+struct Renamed {
+  AxeLayout layout;
+  Thread thread;
+  std::vector<int> perm;
+};
+std::optional<Renamed> rename_registers(const Thread& t, const std::vector<int>& perm) {
+  Renamed r{AxeLayout{}, t, perm};
+  for (std::size_t k = 0; k < perm.size(); ++k) r.thread.m[k] = t.m[static_cast<std::size_t>(perm[k])];
+  Cols all = r.thread.m;
+  all.insert(all.end(), t.lane.begin(), t.lane.end());
+  all.insert(all.end(), t.warp.begin(), t.warp.end());
+  r.thread.normalized = LinearLayout::from_columns(t.normalized.in_dims(), t.normalized.out_dims(), all, false);
+  try {
+    r.layout = from_linear(r.thread.normalized).layout;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+bool is_identity(const std::vector<int>& perm) {
+  for (std::size_t k = 0; k < perm.size(); ++k) {
+    if (perm[k] != static_cast<int>(k)) return false;
+  }
+  return true;
+}
+
+// The register orders worth trying for a shared round trip: as given, and the registers both
+// layouts hold first (the same elements, in the same order in both), so that a vector can span
+// them on both sides (Triton's vbasis = the intersection of the register spans, then the registers
+// of one side that are lanes of the other -- which the optimizer's register prefixes reach).
+// Example: 128x64 f16 from 8 columns per thread to 8 rows per thread, both repeating row 64 in
+// their registers: row 64 first makes 32-bit pairs on both sides.
+std::vector<std::pair<std::vector<int>, std::vector<int>>> register_orders(const Thread& s, const Thread& t) {
+  std::vector<int> ps(s.m.size()), pt(t.m.size());
+  for (std::size_t k = 0; k < ps.size(); ++k) ps[k] = static_cast<int>(k);
+  for (std::size_t k = 0; k < pt.size(); ++k) pt[k] = static_cast<int>(k);
+  std::vector<std::pair<std::vector<int>, std::vector<int>>> out{{ps, pt}};
+  std::vector<int> cs, ct;
+  std::vector<bool> used_s(s.m.size()), used_t(t.m.size());
+  for (std::size_t i = 0; i < s.m.size(); ++i) {
+    if (s.m[i] == 0) continue;
+    for (std::size_t j = 0; j < t.m.size(); ++j) {
+      if (!used_t[j] && t.m[j] == s.m[i]) {
+        cs.push_back(static_cast<int>(i));
+        ct.push_back(static_cast<int>(j));
+        used_s[i] = used_t[j] = true;
+        break;
+      }
+    }
+  }
+  if (cs.empty()) return out;
+  for (std::size_t i = 0; i < s.m.size(); ++i) if (!used_s[i]) cs.push_back(static_cast<int>(i));
+  for (std::size_t j = 0; j < t.m.size(); ++j) if (!used_t[j]) ct.push_back(static_cast<int>(j));
+  if (!is_identity(cs) || !is_identity(ct)) out.push_back({cs, ct});
+  return out;
+}
+
+ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread& s0,
+                        const Thread& t0, std::span<const std::int64_t> shape,
                         const ConvertOptions& opts) {
+  const std::int64_t n = from.size();
+  // The register orders to try (a caller's shared layout keeps the given order), each with its
+  // shared layout and the bank model's cost; the fewest wavefronts, then instructions, win.
+  struct Candidate {
+    Renamed s, t;
+    SharedLayout shared;
+    std::vector<std::int64_t> offsets;
+    BankReport st, ld;
+  };
+  std::optional<Candidate> best;
+  auto tries = register_orders(s0, t0);
+  if (opts.shared) tries.resize(1);
+  for (const auto& [ps, pt] : tries) {
+    std::optional<Renamed> rs = Renamed{from, s0, ps}, rt = Renamed{to, t0, pt};
+    if (!is_identity(ps)) rs = rename_registers(s0, ps);
+    if (!is_identity(pt)) rt = rename_registers(t0, pt);
+    if (!rs || !rt) continue;
+    Candidate c{*rs, *rt, opts.shared ? *opts.shared : default_shared(rs->layout, rt->layout, shape, opts.element_bytes), {}, {}, {}};
+    c.offsets = shared_offsets(c.shared, n);
+    c.st = bank_conflicts(c.offsets, rs->layout, shape, opts.element_bytes);
+    c.ld = bank_conflicts(c.offsets, rt->layout, shape, opts.element_bytes);
+    auto key = [](const Candidate& x) {
+      return std::pair{x.st.wavefronts + x.ld.wavefronts, x.st.instructions + x.ld.instructions};
+    };
+    if (!best || key(c) < key(*best)) best = std::move(c);
+  }
+  const Thread& s = best->s.thread;
+  const Thread& t = best->t.thread;
   ConvertPlan plan;
   plan.mechanism = Mechanism::shared;
-  plan.shared = opts.shared ? *opts.shared : default_shared(from, to, shape, opts.element_bytes);
+  plan.shared = best->shared;
   plan.lanes = std::int64_t{1} << std::max(s.lane.size(), t.lane.size());
   plan.warps = std::int64_t{1} << s.warp.size();
   plan.src_registers = std::int64_t{1} << s.m.size();
   plan.dst_registers = std::int64_t{1} << t.m.size();
-  const std::int64_t n = from.size();
-  const std::vector<std::int64_t> offsets = shared_offsets(*plan.shared, n);
+  const std::vector<std::int64_t>& offsets = best->offsets;
   std::int64_t span = 1;
   for (std::int64_t x = 0; x < n; ++x) {
     std::int64_t o = offsets[static_cast<std::size_t>(x)];
@@ -335,18 +422,32 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
     skip |= mask << shift;
     shift += s.normalized.in_bits(dim);
   }
+  // Source registers in the chosen order (new bit k = old bit perm[k]): a rename, no instruction.
+  if (!is_identity(best->s.perm)) {
+    RenameOp r;
+    for (std::int64_t i = 0; i < plan.src_registers; ++i)
+      r.from.push_back(static_cast<std::int64_t>(permute_bits(static_cast<std::uint64_t>(i), best->s.perm)));
+    plan.ops.push_back(r);
+  }
   for (std::int64_t w = 0; w < reps; ++w) {
     if (w) plan.ops.push_back(BarrierOp{});
     plan.ops.push_back(StoreOp{s.normalized, skip, w});
     plan.ops.push_back(BarrierOp{});
     plan.ops.push_back(LoadOp{t.normalized, w});
   }
-  auto st = bank_conflicts(offsets, from, shape, opts.element_bytes);
-  auto ld = bank_conflicts(offsets, to, shape, opts.element_bytes);
-  plan.counts.store_wavefronts = st.wavefronts;
-  plan.counts.load_wavefronts = ld.wavefronts;
-  plan.counts.store_instructions = st.instructions;
-  plan.counts.load_instructions = ld.instructions;
+  // And the loaded registers back in the destination's order.
+  if (!is_identity(best->t.perm)) {
+    std::vector<int> inverse(best->t.perm.size());
+    for (std::size_t k = 0; k < inverse.size(); ++k) inverse[static_cast<std::size_t>(best->t.perm[k])] = static_cast<int>(k);
+    RenameOp r;
+    for (std::int64_t i = 0; i < plan.dst_registers; ++i)
+      r.from.push_back(static_cast<std::int64_t>(permute_bits(static_cast<std::uint64_t>(i), inverse)));
+    plan.ops.push_back(r);
+  }
+  plan.counts.store_wavefronts = best->st.wavefronts;
+  plan.counts.load_wavefronts = best->ld.wavefronts;
+  plan.counts.store_instructions = best->st.instructions;
+  plan.counts.load_instructions = best->ld.instructions;
   plan.counts.shared_bytes = chunk * opts.element_bytes;
   plan.counts.repetitions = reps;
   return plan;
@@ -545,6 +646,10 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
   };
   for (const auto& op : plan.ops) {
     if (const auto* rn = std::get_if<RenameOp>(&op)) {
+      if (!loaded.empty()) {  // after the loads: the destination file
+        regs = std::move(loaded);
+        loaded.clear();
+      }
       for (auto& file : regs) {
         std::vector<std::int64_t> next;
         for (auto f : rn->from)

@@ -358,6 +358,25 @@ TEST(ConvertPlan, DefaultShared_KeepsTheLinearLayoutNoSwizzleExpresses) {
   EXPECT_EQ(std::set<std::int64_t>(off.begin(), off.end()).size(), 4096u);  // a bijection
 }
 
+// 128x64 f16 from blocked [1,8]/[16,2]/[4,1] order [1,0] (8 columns per thread) to [8,1]/[2,16]/
+// [1,4] order [0,1] (8 rows per thread): both repeat row 64 in their registers. In the given
+// register order one side issues 2-byte accesses (128 + 256 wavefronts); with row 64 first in both
+// (a rename on each side, no instruction) a 32-bit word holds rows r and r + 64 of one column on
+// both sides, and both are conflict-free: 16 KiB / 128 B = 128 wavefronts each.
+TEST(ConvertPlan, SharedRoundTrip_ReordersRegistersToWidenVectors) {
+  const Shape shape{128, 64};
+  auto from = from_linear(blocked_layout(shape, Shape{1, 8}, Shape{16, 2}, Shape{4, 1}, Shape{1, 0})).layout;
+  auto to = from_linear(blocked_layout(shape, Shape{8, 1}, Shape{2, 16}, Shape{1, 4}, Shape{0, 1})).layout;
+  ConvertOptions o;
+  o.element_bytes = 2;
+  auto plan = check_plan(from, to, shape, o);
+  ASSERT_EQ(plan.mechanism, Mechanism::shared);
+  EXPECT_EQ(plan.counts.store_wavefronts, 128);
+  EXPECT_EQ(plan.counts.load_wavefronts, 128);
+  EXPECT_TRUE(std::holds_alternative<RenameOp>(plan.ops.front()));
+  EXPECT_TRUE(std::holds_alternative<RenameOp>(plan.ops.back()));
+}
+
 TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
   // TV-15: the 16x32 f32 transpose; Swizzle<4,1,4> removes the load conflicts.
   auto s = parse_axe_layout("S[(16,32):(1,1@lane)]");

@@ -60,7 +60,9 @@ SharedLayout row_major_shared(std::span<const std::int64_t> shape);
 // Every thread runs the same program on its register file; `lane` and `warp` are its ids.
 
 // reg'[i] = reg[from[i]] for i < from.size() (the file takes from.size() registers): a rename,
-// copy or drop of registers, no instruction on a GPU (the compiler renames).
+// copy or drop of registers, no instruction on a GPU (the compiler renames). After a LoadOp it
+// renames the destination file (a shared round trip that reordered the registers to widen its
+// vectors puts them back).
 struct RenameOp {
   std::vector<std::int64_t> from;
 };
