@@ -66,7 +66,8 @@ std::string cubin_arch(int major, int minor);
 // Launchable kernels of generated source for the current device, compiled once per (device
 // architecture, source) and loaded once (cudaLibraryLoadData); thread-safe. A loaded library is
 // context-independent, so devices of one architecture share it. Libraries stay loaded for the
-// life of the process.
+// life of the process. A first use compiles under the cache's one lock (first uses of different
+// sources on several threads wait for each other); later uses are a lookup.
 class KernelCache {
  public:
   KernelCache();
