@@ -61,6 +61,9 @@ constexpr Tunable kTable[] = {
     {"AXE_OVERLAP_MIN", K::Bytes, "2M", 0, kNoMax, "cuda",
      "a step's local copies of at least this many bytes run on a side stream during its NCCL transfer, when "
      "the transfer has one peer (2-member all-gather, send/recv with one peer); 0: never"},
+    {"AXE_KERNEL_CACHE_DIR", K::Path, "", 0, 0, "cuda",
+     "directory that keeps the CUBINs of run-time compiled (NVRTC) kernels across processes, one file per "
+     "source, architecture and NVRTC version; empty: compiled once per process"},
     {"AXE_TEST_SEED", K::Integer, "20260121", 0, kNoMax, "tests", "seed of the seeded random property tests"},
     {"AXE_TESTDATA_DIR", K::Path, "", 0, 0, "tests", "shared test data; empty: `../shared/testdata`"},
     {"AXE_CUTE_VECTORS", K::Path, "", 0, 0, "tests",
