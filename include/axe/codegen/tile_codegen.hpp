@@ -54,6 +54,21 @@ ThreadColumns thread_columns(const AxeLayout& threads, std::span<const std::int6
 std::vector<std::uint64_t> shared_offset_columns(const linear::SharedLayout& shared,
                                                  std::span<const std::int64_t> shape);
 
+// The element of a generated kernel: its size and what the round trip's op does to it (data
+// movement depends on the size only). From a DType, or by name: u8 i8 u16 i16 f16 bf16 u32 i32
+// f32 u64 i64 f64 (the tile benchmarks' dtypes; parse_element throws axe::Error naming the text
+// and the names otherwise).
+struct Element {
+  enum class Kind { integer, f16, bf16, f32, f64 };
+  std::int64_t bytes = 4;
+  Kind kind = Kind::f32;
+  std::string name = "f32";
+  Element() = default;
+  Element(DType t);  // NOLINT(google-explicit-constructor): a DType is an element
+  Element(std::int64_t bytes, Kind kind, std::string name);
+};
+Element parse_element(std::string_view name);
+
 // The C type generated code holds an element of `bytes` bytes in (the bits, whatever the dtype):
 // 1 "unsigned char", 2 "unsigned short", 4 "unsigned int", 8 "unsigned long long".
 std::string_view element_type(std::int64_t bytes);
@@ -88,7 +103,7 @@ std::string emit_tile_store(const AxeLayout& threads, std::span<const std::int64
 // The tile benchmark's kernel (examples/tile_bench): one CTA of 32 x warps threads
 //   extern "C" __global__ void NAME(const T* in, T* out, int iters, S scale)
 // loads the row-major tile `in` in layout `a`; `iters` times converts a -> b, applies the
-// runtime-valued op (x * scale for floating dtypes, with S their type (f16/bf16 as float,
+// runtime-valued op (x * scale for floating elements, with S their type (f16/bf16 as float,
 // rounded), x ^ scale for integers, S unsigned long long), converts b -> a, applies the op
 // again; stores the tile to `out` in layout a. With scale 1 (0 for integers) out == in.
 // Where both conversions use shared memory they use two buffers when both fit the budget (else
@@ -106,7 +121,7 @@ struct TileKernel {
 // planned or generated, when the layouts use different numbers of warps, or when `a` leaves
 // an element of the tile unheld.
 TileKernel round_trip_kernel(const AxeLayout& a, const AxeLayout& b,
-                             std::span<const std::int64_t> shape, DType dtype,
+                             std::span<const std::int64_t> shape, const Element& element,
                              const linear::ConvertOptions& options = {});
 
 // One conversion, every destination register dumped (the element-by-element check):
@@ -115,7 +130,7 @@ TileKernel round_trip_kernel(const AxeLayout& a, const AxeLayout& b,
 // dump[t * RB + r], RB = b's registers: dump[t * RB + r] == in[x] for the element x that b places
 // at (r, lane, warp), on every thread and register b uses (replicas included). `there` is the plan.
 TileKernel conversion_kernel(const AxeLayout& a, const AxeLayout& b,
-                             std::span<const std::int64_t> shape, DType dtype,
+                             std::span<const std::int64_t> shape, const Element& element,
                              const linear::ConvertOptions& options = {});
 
 }  // namespace axe::codegen
