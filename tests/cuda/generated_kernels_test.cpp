@@ -1,0 +1,205 @@
+// Generated tile kernels (codegen/tile_codegen.hpp) through NVRTC (cuda/nvrtc.hpp): 200 seeded
+// random conversion plans compile to PTX (no GPU needed: this runs in CI), and on a GPU every one
+// reproduces its destination layout element by element (every thread and register the layout
+// uses, replicas included); the tile benchmark's round trips bring the tile back unchanged.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "axe/codegen/tile_codegen.hpp"
+#include "axe/cuda/check.hpp"
+#include "axe/cuda/nvrtc.hpp"
+#include "axe/linear/bridge.hpp"
+#include "axe/linear/thread_spec.hpp"
+#include "cuda_test_util.hpp"
+#include "linear/linear_test_util.hpp"
+
+namespace axe::cuda::test {
+namespace {
+
+namespace tl = axe::test::linear;
+using axe::codegen::Element;
+using Shape = std::vector<std::int64_t>;
+
+struct RandomPlan {
+  AxeLayout from, to;
+  Shape shape;
+  Element element;
+  linear::ConvertOptions options;
+};
+
+// The conversion-plan tests' generator (random blocked layouts, and their lane and register
+// permutations) over 1-, 2-, 4- and 8-byte elements and shared budgets from 512 B to 64 KiB.
+std::vector<RandomPlan> random_plans(int count) {
+  auto rng = axe::test::make_rng(0x6e4c);
+  const std::vector<Element> elements{Element(DType::U8), Element(DType::F16), Element(DType::BF16),
+                                      Element(DType::F32), Element(DType::I32), Element(DType::F64)};
+  std::vector<RandomPlan> out;
+  for (int trial = 0; trial < count; ++trial) {
+    Shape shape{tl::pick_pow2(rng, 6), tl::pick_pow2(rng, 6)};
+    if (shape[0] * shape[1] < 32) shape[1] = 32 / shape[0];
+    while (shape[0] * shape[1] > 8192) shape[0] /= 2;
+    const std::int64_t warps = tl::pick_pow2(rng, 2);
+    auto a = tl::random_blocked(rng, shape, warps);
+    linear::LinearLayout b;
+    switch (trial % 4) {
+      case 0: b = tl::random_blocked(rng, shape, warps); break;
+      case 1: b = tl::permute_dim(rng, a, "m"); break;
+      case 2: b = tl::permute_dim(rng, a, "lane"); break;
+      default: b = tl::permute_dim(rng, tl::permute_dim(rng, a, "lane"), "m"); break;
+    }
+    RandomPlan p{linear::from_linear(a).layout, linear::from_linear(b).layout, shape,
+                 elements[static_cast<std::size_t>(tl::uniform(rng, 0, 5))], {}};
+    p.options.shared_budget_bytes = std::int64_t{1} << tl::uniform(rng, 9, 16);
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::string label(const RandomPlan& p) {
+  return to_string(p.from) + " -> " + to_string(p.to) + " on (" + std::to_string(p.shape[0]) + "," +
+         std::to_string(p.shape[1]) + "), " + p.element.name + ", budget " +
+         std::to_string(p.options.shared_budget_bytes);
+}
+
+TEST(GeneratedKernels, RandomPlansCompileToPtx) {
+  const auto plans = random_plans(200);
+  // Two at a time (NVRTC is thread-safe): CI has two cores.
+  std::vector<std::future<std::string>> done;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    done.push_back(std::async(std::launch::async, [&plans, i] {
+      const auto& p = plans[i];
+      const auto k = codegen::conversion_kernel(p.from, p.to, p.shape, p.element, p.options);
+      try {
+        const std::string ptx = compile_to_ptx(k.source, "plan_" + std::to_string(i) + ".cu");
+        return ptx.find(".entry axe_tile_convert") != std::string::npos ? std::string()
+                                                                        : "no .entry in the PTX";
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+    }));
+    if (done.size() == 2 || i + 1 == plans.size()) {
+      for (std::size_t j = 0; j < done.size(); ++j) {
+        const std::size_t at = i + 1 - done.size() + j;
+        EXPECT_EQ(done[j].get(), "") << label(plans[at]);
+      }
+      done.clear();
+    }
+  }
+}
+
+// Random bits, one element of `bytes` each.
+std::vector<unsigned char> random_bytes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<unsigned char> v(n);
+  for (auto& x : v) x = static_cast<unsigned char>(rng());
+  return v;
+}
+
+TEST(GeneratedKernels, RandomPlansReproduceTheDestinationOnAGpu) {
+  AXE_REQUIRE_GPUS(1);
+  int checked = 0;
+  for (const auto& p : random_plans(200)) {
+    SCOPED_TRACE(label(p));
+    const auto k = codegen::conversion_kernel(p.from, p.to, p.shape, p.element, p.options);
+    const auto cols = codegen::thread_columns(p.to, p.shape);
+    const std::int64_t n = p.shape[0] * p.shape[1], es = p.element.bytes;
+    const std::int64_t regs = cols.registers(), threads = k.threads;
+    const auto in = random_bytes(static_cast<std::size_t>(n * es), static_cast<std::uint64_t>(checked));
+    DeviceBuffer din(in.size()), dump(static_cast<std::size_t>(threads * regs * es));
+    AXE_CUDA_CHECK(cudaMemcpy(din.p, in.data(), in.size(), cudaMemcpyHostToDevice));
+    cudaKernel_t kernel = KernelCache::global().kernel(k.source, k.name);
+    int device = 0;
+    AXE_CUDA_CHECK(cudaGetDevice(&device));
+    AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(k.shared_bytes), device));
+    void* args[] = {&din.p, &dump.p};
+    launch(kernel, dim3(1), dim3(static_cast<unsigned>(threads)), args,
+           static_cast<std::size_t>(k.shared_bytes));
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned char> got(dump.bytes);
+    AXE_CUDA_CHECK(cudaMemcpy(got.data(), dump.p, got.size(), cudaMemcpyDeviceToHost));
+    int wrong = 0;
+    for (std::int64_t t = 0; t < threads && wrong < 3; ++t) {
+      const std::int64_t lane = t % 32, warp = t / 32;
+      if (lane >= cols.lanes()) continue;  // lanes the layout leaves out hold nothing
+      std::uint64_t tx = 0;
+      for (std::size_t b = 0; b < cols.lane.size(); ++b) if (lane >> b & 1) tx ^= cols.lane[b];
+      for (std::size_t b = 0; b < cols.warp.size(); ++b) if (warp >> b & 1) tx ^= cols.warp[b];
+      for (std::int64_t r = 0; r < regs; ++r) {
+        std::uint64_t x = tx;
+        for (std::size_t b = 0; b < cols.m.size(); ++b) if (r >> b & 1) x ^= cols.m[b];
+        const auto want = in.begin() + static_cast<std::ptrdiff_t>(x) * es;
+        const auto have = got.begin() + static_cast<std::ptrdiff_t>(t * regs + r) * es;
+        if (!std::equal(want, want + es, have)) {
+          ADD_FAILURE() << "warp " << warp << ", lane " << lane << ", register " << r
+                        << ": not element " << x << "\n"
+                        << k.source;
+          ++wrong;
+          break;
+        }
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 200);
+}
+
+// The tile benchmark's cases (examples/tile_bench.cpp) come back unchanged after 3 round trips.
+TEST(GeneratedKernels, RoundTripsBringTheTileBack) {
+  AXE_REQUIRE_GPUS(1);
+  struct Case {
+    const char *from, *to;
+    Shape shape;
+    DType dtype;
+  };
+  const std::vector<Case> cases{
+      {"blocked:1,4/8,4/4,1/1,0", "blocked:4,1/4,8/1,4/0,1", {64, 64}, DType::F32},
+      {"blocked:1,8/16,2/4,1/1,0", "blocked:8,1/2,16/1,4/0,1", {128, 64}, DType::F16},
+      {"wgmma:128/4,1", "blocked:1,4/4,8/4,1/1,0", {128, 128}, DType::F32},
+      {"blocked:1,4/4,8/1,1/1,0", "blocked:4,1/8,4/1,1/0,1", {32, 32}, DType::F32},
+      {"blocked:4/32/4/0", "blocked:1/32/4/0", {2048}, DType::F32},
+      {"S[(4,4):(1@lane,1)]", "S[(4,4):(1,1@lane)]", {4, 4}, DType::I32},
+      {"mma:2,2", "blocked:1,4/8,4/4,1/1,0", {64, 64}, DType::BF16},
+      {"blocked:1,16/8,4/4,1/1,0", "blocked:16,1/4,8/1,4/0,1", {64, 64}, DType::U8},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.from) + " <-> " + c.to);
+    const auto a = linear::parse_thread_layout(c.from, c.shape);
+    const auto b = linear::parse_thread_layout(c.to, c.shape);
+    linear::ConvertOptions o;
+    o.shared_budget_bytes = 96 * 1024;
+    const auto k = codegen::round_trip_kernel(a, b, c.shape, c.dtype, o);
+    std::int64_t n = 1;
+    for (auto e : c.shape) n *= e;
+    const std::int64_t es = size_of(c.dtype);
+    auto in = random_bytes(static_cast<std::size_t>(n * es), 7);
+    if (is_floating(c.dtype)) {  // finite values: x * 1.0 == x
+      for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i * es + es - 1)] &= 0x3f;
+    }
+    DeviceBuffer din(in.size()), dout(in.size());
+    AXE_CUDA_CHECK(cudaMemcpy(din.p, in.data(), in.size(), cudaMemcpyHostToDevice));
+    cudaKernel_t kernel = KernelCache::global().kernel(k.source, k.name);
+    int device = 0;
+    AXE_CUDA_CHECK(cudaGetDevice(&device));
+    AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(k.shared_bytes), device));
+    int iters = 3;
+    float fs = 1.0f;
+    unsigned long long is = 0;
+    void* scale = is_floating(c.dtype) ? static_cast<void*>(&fs) : static_cast<void*>(&is);
+    void* args[] = {&din.p, &dout.p, &iters, scale};
+    launch(kernel, dim3(1), dim3(static_cast<unsigned>(k.threads)), args,
+           static_cast<std::size_t>(k.shared_bytes));
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned char> out(in.size());
+    AXE_CUDA_CHECK(cudaMemcpy(out.data(), dout.p, out.size(), cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(out == in);
+  }
+}
+
+}  // namespace
+}  // namespace axe::cuda::test
