@@ -305,6 +305,47 @@ Pattern shared_pattern(const linear::LinearLayout& address, const Cols& offset_c
   return p;
 }
 
+// ldmatrix.x4 loads (linear/convert_plan.hpp, LoadOp): lane 8j + i supplies the address of row i
+// of matrix j (the location with lane bits 2..4 = i, lane bits 0, 1 = 0 and the matrix register
+// bits = j); register j of every lane receives matrix j, 32 bits: one element, or two for 2-byte
+// elements (register bit 0 low).
+void emit_ldmatrix(Emitter& e, const std::string& regs, std::int64_t count, const Pattern& p,
+                   const int (&bits)[2]) {
+  auto& o = e.out();
+  const bool pairs = e.element_bytes() == 2;
+  const std::uint64_t mb0 = std::uint64_t{1} << bits[0], mb1 = std::uint64_t{1} << bits[1];
+  const std::string a = e.fresh("t");
+  o << "  {\n  const unsigned " << a << " = 0u";
+  auto term = [&](const std::string& bit, std::uint64_t col) {
+    if (col) o << " ^ (" << bit << " ? " << hex(col) << " : 0u)";
+  };
+  for (int b = 0; b < 3; ++b) term("(lane >> " + std::to_string(b) + " & 1u)", p.lane[static_cast<std::size_t>(2 + b)]);
+  term("(lane >> 3 & 1u)", p.m[static_cast<std::size_t>(bits[0])]);
+  term("(lane >> 4 & 1u)", p.m[static_cast<std::size_t>(bits[1])]);
+  for (std::size_t k = 0; k < p.warp.size(); ++k) term("(warp >> " + std::to_string(k) + " & 1u)", p.warp[k]);
+  o << ";\n";
+  for (std::int64_t g0 = 0; g0 < count; ++g0) {
+    const auto g = static_cast<std::uint64_t>(g0);
+    if ((g & (mb0 | mb1)) || (pairs && (g & 1))) continue;
+    const std::uint64_t c = xor_of(p.m, g);
+    o << "  {\n    unsigned x0, x1, x2, x3;\n"
+      << "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\" : "
+         "\"=r\"(x0), \"=r\"(x1), \"=r\"(x2), \"=r\"(x3) : \"r\"((unsigned)__cvta_generic_to_shared(axe_s + "
+      << (c ? "(" + a + " ^ " + hex(c) + ")" : a) << ")));\n";
+    for (std::uint64_t j = 0; j < 4; ++j) {
+      const std::uint64_t r = g | ((j & 1) ? mb0 : 0) | ((j & 2) ? mb1 : 0);
+      if (pairs) {
+        o << "    " << regs << "[" << r << "] = (" << e.type() << ")(x" << j << " & 0xffffu); " << regs
+          << "[" << (r | 1) << "] = (" << e.type() << ")(x" << j << " >> 16);\n";
+      } else {
+        o << "    " << regs << "[" << r << "] = x" << j << ";\n";
+      }
+    }
+    o << "  }\n";
+  }
+  o << "  }\n";
+}
+
 void declare(Emitter& e, const std::string& name, std::int64_t n) {
   e.out() << "  " << e.type() << " " << name << "[" << n << "];\n";
 }
@@ -574,6 +615,10 @@ std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std
     } else if (const auto* ld = std::get_if<linear::LoadOp>(&op)) {
       if (loaded.empty()) loaded = next(plan.dst_registers);
       const Pattern p = shared_pattern(ld->address, offset_cols);
+      if (ld->ldmatrix) {
+        emit_ldmatrix(e, loaded, plan.dst_registers, p, ld->matrix_bits);
+        continue;
+      }
       e.access(true, loaded, plan.dst_registers, p, "axe_s", true,
                std::int64_t{1} << ld->address.in_bits("lane"), chunk_bits, ld->window);
     }

@@ -5,6 +5,8 @@
 #include "axe/linear/swizzle.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "axe/core/error.hpp"
@@ -299,6 +301,97 @@ SharedLayout default_shared(const AxeLayout& from, const AxeLayout& to, std::spa
   return row_major_shared(shape);
 }
 
+// The shared offset of each tile-index bit, when `offsets` (of the tile's n elements) is
+// XOR-linear; nullopt otherwise (e.g. padded rows).
+std::optional<Cols> offset_columns(const std::vector<std::int64_t>& offsets) {
+  const std::size_t n = offsets.size();
+  Cols cols;
+  for (std::size_t b = 1; b < n; b <<= 1) cols.push_back(static_cast<std::uint64_t>(offsets[b]));
+  for (std::size_t x = 0; x < n; ++x) {
+    std::uint64_t o = 0;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      if (x >> k & 1) o ^= cols[k];
+    }
+    if (o != static_cast<std::uint64_t>(offsets[x])) return std::nullopt;
+  }
+  return cols;
+}
+
+std::uint64_t through(const Cols& offset_cols, std::uint64_t x) {
+  std::uint64_t o = 0;
+  for (std::size_t k = 0; k < offset_cols.size(); ++k) {
+    if (x >> k & 1) o ^= offset_cols[k];
+  }
+  return o;
+}
+
+// ldmatrix.x4 for loading thread layout t through the shared offsets (LoadOp): the matrix register
+// bits and the cost (per thread instructions; wavefronts over all warps: per matrix, the most
+// distinct 16-byte rows one bank quad serves), or nullopt when it does not apply.
+struct Ldmatrix {
+  int bits[2] = {-1, -1};
+  std::int64_t instructions = 0, wavefronts = 0;
+};
+std::optional<Ldmatrix> ldmatrix_load(const Thread& t, const Cols& offset_cols,
+                                      std::int64_t element_bytes) {
+  if ((element_bytes != 2 && element_bytes != 4) || t.lane.size() != 5) return std::nullopt;
+  auto off = [&](std::uint64_t col) { return through(offset_cols, col); };
+  const std::uint64_t per_word = 4 / static_cast<std::uint64_t>(element_bytes);  // elements per 32 bits
+  const std::uint64_t row = 16 / static_cast<std::uint64_t>(element_bytes);      // elements per row
+  Cols m, lane, warp;
+  for (auto c : t.m) m.push_back(off(c));
+  for (auto c : t.lane) lane.push_back(off(c));
+  for (auto c : t.warp) warp.push_back(off(c));
+  std::size_t first_reg = 0;
+  if (per_word == 2) {
+    if (m.empty() || m[0] != 1) return std::nullopt;
+    first_reg = 1;
+  }
+  if (lane[0] != per_word || lane[1] != 2 * per_word) return std::nullopt;
+  auto starts_row = [&](std::uint64_t c) { return c != 0 && c % row == 0; };
+  for (std::size_t k = 2; k < 5; ++k) {
+    if (!starts_row(lane[k])) return std::nullopt;
+  }
+  for (auto c : warp) {
+    if (c % row) return std::nullopt;
+  }
+  Ldmatrix l;
+  int found = 0;
+  for (std::size_t k = first_reg; k < m.size(); ++k) {
+    if (!starts_row(m[k])) return std::nullopt;  // broadcasts, or a register inside a row
+    if (found < 2) l.bits[found++] = static_cast<int>(k);
+  }
+  if (found < 2) return std::nullopt;
+  const std::int64_t regs = std::int64_t{1} << m.size();
+  l.instructions = regs / static_cast<std::int64_t>(4 * per_word);
+  const std::uint64_t mb0 = std::uint64_t{1} << l.bits[0], mb1 = std::uint64_t{1} << l.bits[1];
+  for (std::int64_t w = 0; w < (std::int64_t{1} << warp.size()); ++w) {
+    std::uint64_t wo = 0;
+    for (std::size_t k = 0; k < warp.size(); ++k) {
+      if (w >> k & 1) wo ^= warp[k];
+    }
+    for (std::int64_t g = 0; g < regs; ++g) {
+      const auto ug = static_cast<std::uint64_t>(g);
+      if ((ug & (mb0 | mb1)) || (per_word == 2 && (ug & 1))) continue;  // one group per instruction
+      for (std::uint64_t j = 0; j < 4; ++j) {
+        const std::uint64_t r = ug | ((j & 1) ? mb0 : 0) | ((j & 2) ? mb1 : 0);
+        std::map<std::uint64_t, std::set<std::uint64_t>> quads;  // bank quad -> rows
+        for (std::uint64_t i = 0; i < 8; ++i) {
+          std::uint64_t o = wo ^ (i & 1 ? lane[2] : 0) ^ (i & 2 ? lane[3] : 0) ^ (i & 4 ? lane[4] : 0);
+          for (std::size_t k = 0; k < m.size(); ++k) {
+            if (r >> k & 1) o ^= m[k];
+          }
+          quads[(o / row) % 8].insert(o / row);
+        }
+        std::int64_t most = 0;
+        for (const auto& [q, rows] : quads) most = std::max<std::int64_t>(most, static_cast<std::int64_t>(rows.size()));
+        l.wavefronts += most;
+      }
+    }
+  }
+  return l;
+}
+
 // A thread layout with its register bits reordered (new bit k = old bit perm[k]), or nullopt
 // when the result is no Axe layout (a column that mixes logical bits).
 struct Renamed {
@@ -334,7 +427,8 @@ bool is_identity(const std::vector<int>& perm) {
 // of one side that are lanes of the other -- which the optimizer's register prefixes reach).
 // Example: 128x64 f16 from 8 columns per thread to 8 rows per thread, both repeating row 64 in
 // their registers: row 64 first makes 32-bit pairs on both sides.
-std::vector<std::pair<std::vector<int>, std::vector<int>>> register_orders(const Thread& s, const Thread& t) {
+std::vector<std::pair<std::vector<int>, std::vector<int>>> register_orders(const Thread& s, const Thread& t,
+                                                                             std::int64_t element_bytes) {
   std::vector<int> ps(s.m.size()), pt(t.m.size());
   for (std::size_t k = 0; k < ps.size(); ++k) ps[k] = static_cast<int>(k);
   for (std::size_t k = 0; k < pt.size(); ++k) pt[k] = static_cast<int>(k);
@@ -352,10 +446,29 @@ std::vector<std::pair<std::vector<int>, std::vector<int>>> register_orders(const
       }
     }
   }
-  if (cs.empty()) return out;
-  for (std::size_t i = 0; i < s.m.size(); ++i) if (!used_s[i]) cs.push_back(static_cast<int>(i));
-  for (std::size_t j = 0; j < t.m.size(); ++j) if (!used_t[j]) ct.push_back(static_cast<int>(j));
-  if (!is_identity(cs) || !is_identity(ct)) out.push_back({cs, ct});
+  if (!cs.empty()) {
+    for (std::size_t i = 0; i < s.m.size(); ++i) if (!used_s[i]) cs.push_back(static_cast<int>(i));
+    for (std::size_t j = 0; j < t.m.size(); ++j) if (!used_t[j]) ct.push_back(static_cast<int>(j));
+    if (!is_identity(cs) || !is_identity(ct)) out.push_back({cs, ct});
+  }
+  // For ldmatrix on the destination: the source registers holding what the destination's lanes
+  // 0 and 1 (after its register 0 for 2-byte elements) hold, first, so that a source vector is one
+  // 16-byte row of the destination's matrices (Triton's ldmatrix tiles).
+  Cols want;
+  if (element_bytes == 2 && !t.m.empty()) want.push_back(t.m[0]);
+  if (t.lane.size() >= 2) want.insert(want.end(), {t.lane[0], t.lane[1]});
+  std::vector<int> ls;
+  for (auto c : want) {
+    for (std::size_t i = 0; i < s.m.size(); ++i) {
+      if (c != 0 && s.m[i] == c) ls.push_back(static_cast<int>(i));
+    }
+  }
+  if ((element_bytes == 2 || element_bytes == 4) && ls.size() == want.size() && !want.empty()) {
+    for (std::size_t i = 0; i < s.m.size(); ++i) {
+      if (std::find(ls.begin(), ls.end(), static_cast<int>(i)) == ls.end()) ls.push_back(static_cast<int>(i));
+    }
+    if (!is_identity(ls)) out.push_back({ls, pt});
+  }
   return out;
 }
 
@@ -370,21 +483,30 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
     SharedLayout shared;
     std::vector<std::int64_t> offsets;
     BankReport st, ld;
+    std::optional<Ldmatrix> matrix;  // the load by ldmatrix, where it applies and is no worse
   };
   std::optional<Candidate> best;
-  auto tries = register_orders(s0, t0);
+  auto tries = register_orders(s0, t0, opts.element_bytes);
   if (opts.shared) tries.resize(1);
   for (const auto& [ps, pt] : tries) {
     std::optional<Renamed> rs = Renamed{from, s0, ps}, rt = Renamed{to, t0, pt};
     if (!is_identity(ps)) rs = rename_registers(s0, ps);
     if (!is_identity(pt)) rt = rename_registers(t0, pt);
     if (!rs || !rt) continue;
-    Candidate c{*rs, *rt, opts.shared ? *opts.shared : default_shared(rs->layout, rt->layout, shape, opts.element_bytes), {}, {}, {}};
+    Candidate c{*rs, *rt, opts.shared ? *opts.shared : default_shared(rs->layout, rt->layout, shape, opts.element_bytes), {}, {}, {}, std::nullopt};
     c.offsets = shared_offsets(c.shared, n);
     c.st = bank_conflicts(c.offsets, rs->layout, shape, opts.element_bytes);
     c.ld = bank_conflicts(c.offsets, rt->layout, shape, opts.element_bytes);
+    // ldmatrix in one repetition only (the whole tile in the budget).
+    const bool one_round = n * opts.element_bytes <= opts.shared_budget_bytes;
+    if (auto cols = one_round ? offset_columns(c.offsets) : std::nullopt) {
+      auto lm = ldmatrix_load(rt->thread, *cols, opts.element_bytes);
+      if (lm && lm->wavefronts <= c.ld.wavefronts && lm->instructions < c.ld.instructions) c.matrix = lm;
+    }
     auto key = [](const Candidate& x) {
-      return std::pair{x.st.wavefronts + x.ld.wavefronts, x.st.instructions + x.ld.instructions};
+      const std::int64_t lw = x.matrix ? x.matrix->wavefronts : x.ld.wavefronts;
+      const std::int64_t li = x.matrix ? x.matrix->instructions : x.ld.instructions;
+      return std::pair{x.st.wavefronts + lw, x.st.instructions + li};
     };
     if (!best || key(c) < key(*best)) best = std::move(c);
   }
@@ -433,7 +555,13 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
     if (w) plan.ops.push_back(BarrierOp{});
     plan.ops.push_back(StoreOp{s.normalized, skip, w});
     plan.ops.push_back(BarrierOp{});
-    plan.ops.push_back(LoadOp{t.normalized, w});
+    LoadOp load{t.normalized, w};
+    if (best->matrix && reps == 1) {
+      load.ldmatrix = true;
+      load.matrix_bits[0] = best->matrix->bits[0];
+      load.matrix_bits[1] = best->matrix->bits[1];
+    }
+    plan.ops.push_back(load);
   }
   // And the loaded registers back in the destination's order.
   if (!is_identity(best->t.perm)) {
@@ -445,9 +573,10 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
     plan.ops.push_back(r);
   }
   plan.counts.store_wavefronts = best->st.wavefronts;
-  plan.counts.load_wavefronts = best->ld.wavefronts;
+  const bool matrix = best->matrix && reps == 1;
+  plan.counts.load_wavefronts = matrix ? best->matrix->wavefronts : best->ld.wavefronts;
   plan.counts.store_instructions = best->st.instructions;
-  plan.counts.load_instructions = best->ld.instructions;
+  plan.counts.load_instructions = matrix ? best->matrix->instructions : best->ld.instructions;
   plan.counts.shared_bytes = chunk * opts.element_bytes;
   plan.counts.repetitions = reps;
   return plan;
@@ -803,6 +932,10 @@ std::string to_string(const ConvertOp& op) {
     os << "barrier";
   } else if (const auto* ld = std::get_if<LoadOp>(&op)) {
     os << "load from shared (destination layout), repetition " << ld->window;
+    if (ld->ldmatrix) {
+      os << ", ldmatrix.x4 (matrix = register bits " << ld->matrix_bits[0] << ","
+         << ld->matrix_bits[1] << ")";
+    }
   }
   return os.str();
 }

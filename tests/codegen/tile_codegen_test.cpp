@@ -104,6 +104,19 @@ TEST(Conversion, Tv19_ThreeShuffles) {
   EXPECT_EQ(count(s, "axe_s"), 0) << s;
 }
 
+// TV-15 (16x32 f32 transpose, linear/convert_plan_test.cpp): 4 stores of 16 bytes, then the
+// destination's 16 registers by 4 ldmatrix.x4, each lane giving one row address.
+TEST(Conversion, Tv15_LoadsByLdmatrix) {
+  const Shape shape{16, 32};
+  auto plan = axe::linear::plan_conversion(parse_axe_layout("S[(16,32):(1,1@lane)]"),
+                                           parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]"), shape);
+  ASSERT_EQ(plan.mechanism, Mechanism::shared);
+  const std::string s = emit_conversion(plan, shape, 4, "cvt");
+  EXPECT_EQ(count(s, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4) << s;
+  EXPECT_EQ(count(s, "reinterpret_cast<uint4*>(axe_s"), 4) << s;
+  EXPECT_EQ(count(s, "__syncwarp();"), 1) << s;
+}
+
 // The laws over seeded random plans (the conversion-plan tests' generator): the text issues
 // exactly the plan's shuffles and, for shared plans whose windows are known statically, exactly
 // its store and load instructions (the bank model's vectors); a kernel names its entry point.

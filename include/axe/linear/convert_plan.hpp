@@ -14,7 +14,10 @@
 //              of `shfl.sync.idx` (or, for m = 1 and no lane permutation, the cheaper "ship":
 //              select, `shfl.sync.bfly`, two selects per register pair);
 //   shared     a shared-memory round trip: store with the source layout, barrier, load with the
-//              destination layout, in repetitions when the tile exceeds the shared budget.
+//              destination layout, in repetitions when the tile exceeds the shared budget. The
+//              register order of either side may change (renames) so that vectors span registers
+//              both sides hold, or rows of ldmatrix.x4 loads (LoadOp), whichever is cheapest:
+//              fewest wavefronts, then fewest instructions.
 // A plan is a small typed program (ConvertOp); simulate() runs it over every lane and warp with
 // values = tile coordinates and checks it yields exactly the destination layout.
 //
@@ -97,9 +100,17 @@ struct StoreOp {
   std::uint64_t skip = 0;  // over the packed [m, lane, warp] input
   std::int64_t window = 0;
 };
+// A load may be `ldmatrix.sync.aligned.m8n8.x4.shared.b16` instead of ld.shared (the same data
+// into the same registers, 4 x 32 bits per lane per instruction): when the destination's lanes 0
+// and 1 (for 2-byte elements, register bit 0, then lanes 0 and 1) hold consecutive offsets of one
+// 16-byte row, and every other location starts a row (lanes 2..4 give the 8 rows of a matrix;
+// matrix_bits, two register bits, pick one of 4 matrices). Each lane 8j + i then supplies the
+// address of row i of matrix j. All 32 lanes take part, no register broadcasts, one repetition.
 struct LoadOp {
   LinearLayout address;
   std::int64_t window = 0;
+  bool ldmatrix = false;
+  int matrix_bits[2] = {-1, -1};  // register bits of the matrix index (ldmatrix only)
 };
 struct BarrierOp {};
 // In threads whose lane bit `lane_bit` (if >= 0, else warp bit `warp_bit`) is set:
@@ -128,7 +139,8 @@ struct ConvertCounts {
   // layouts); an instruction whose lanes span windows issues once per window, predicated.
   std::int64_t store_wavefronts = 0;
   std::int64_t load_wavefronts = 0;
-  std::int64_t store_instructions = 0;  // per thread, all repetitions (widest vectors)
+  std::int64_t store_instructions = 0;  // per thread, all repetitions (widest vectors; an
+                                        // ldmatrix.x4 load counts once for its 4 x 32 bits)
   std::int64_t load_instructions = 0;
   std::int64_t wavefronts() const { return store_wavefronts + load_wavefronts; }
   bool operator==(const ConvertCounts&) const = default;
