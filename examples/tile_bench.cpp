@@ -3,8 +3,8 @@
 //
 //   tile_bench --from THREADS --to THREADS --shape S --dtype T --warps W [--iters N]
 //              [--launches K] [--shared-budget BYTES] [--choose cheapest|shuffles|shared]
-//              [--json] [--source]
-//   tile_bench --cases [--iters N] [--launches K] [--json]
+//              [--json] [--source] [--once]
+//   tile_bench --cases [--iters N] [--launches K] [--json] [--once]
 //
 // THREADS is a thread-layout spec (`axe thread-layout --help`: blocked:SPT/TPW/WPC[/ORDER],
 // mma:WPC, wgmma:N/WPC, slice:D:PARENT, linear:{...} or an Axe layout over m/lane/warp); S is
@@ -26,7 +26,10 @@
 //   mechanism_back, from, to, shape, dtype, warps, iters, launches, median_ns_iters,
 //   median_ns_zero, shared_bytes, wavefronts (store + load, both conversions, bank model),
 //   shuffles, selects, gpu.
-// --source prints the generated CUDA source instead (no GPU needed). Without a GPU the timing run
+// --source prints the generated CUDA source instead (no GPU needed). --once launches each case's
+// kernel once with ITERS = 1 and checks it, no timing: for a profiler, whose shared-memory
+// wavefronts must equal store_wavefronts and load_wavefronts (the bank model's, both conversions;
+// examples/tile_ncu_check.py compares them with Nsight Compute's). Without a GPU the timing run
 // says so and exits 0. Bad input: one line naming it, exit 2; a wrong result: exit 1.
 //
 // The shared budget defaults to the device's opt-in shared memory per block (227 KiB on an H100);
@@ -121,6 +124,8 @@ std::string json(const Result& r, const std::string& gpu) {
     << ", \"warps\": " << r.c.warps << ", \"iters\": " << r.iters << ", \"launches\": " << r.launches
     << ", \"median_ns_iters\": " << r.median_iters << ", \"median_ns_zero\": " << r.median_zero
     << ", \"shared_bytes\": " << r.k.shared_bytes << ", \"wavefronts\": " << a.wavefronts() + b.wavefronts()
+    << ", \"store_wavefronts\": " << a.store_wavefronts + b.store_wavefronts
+    << ", \"load_wavefronts\": " << a.load_wavefronts + b.load_wavefronts
     << ", \"shuffles\": " << a.shuffles + b.shuffles << ", \"selects\": " << a.selects + b.selects
     << ", \"gpu\": " << quote(gpu) << "}";
   return o.str();
@@ -161,7 +166,7 @@ codegen::TileKernel generate(const Case& c, std::int64_t budget) {
   return k;
 }
 
-Result run(const Case& c, std::int64_t budget, std::int64_t iters, std::int64_t launches) {
+Result run(const Case& c, std::int64_t budget, std::int64_t iters, std::int64_t launches, bool once) {
   Result r{c, generate(c, budget), false, 0, 0, iters, launches};
   const auto shape = parse_shape(c.shape);
   const auto e = codegen::parse_element(c.dtype);
@@ -203,6 +208,12 @@ Result run(const Case& c, std::int64_t budget, std::int64_t iters, std::int64_t 
   AXE_CUDA_CHECK(cudaDeviceSynchronize());
   AXE_CUDA_CHECK(cudaMemcpy(out.data(), dout, bytes, cudaMemcpyDeviceToHost));
   r.correct = out == in;
+  if (once) {
+    r.launches = 0;
+    cudaFree(din);
+    cudaFree(dout);
+    return r;
+  }
   cudaEvent_t t0, t1;
   AXE_CUDA_CHECK(cudaEventCreate(&t0));
   AXE_CUDA_CHECK(cudaEventCreate(&t1));
@@ -240,15 +251,15 @@ Result run(const Case& c, std::int64_t budget, std::int64_t iters, std::int64_t 
 constexpr const char* kUsage =
     "usage: tile_bench --from THREADS --to THREADS --shape S --dtype T --warps W [--iters N]\n"
     "                  [--launches K] [--shared-budget BYTES] [--choose cheapest|shuffles|shared]\n"
-    "                  [--json] [--source]\n"
-    "       tile_bench --cases [--iters N] [--launches K] [--json]\n";
+    "                  [--json] [--source] [--once]\n"
+    "       tile_bench --cases [--iters N] [--launches K] [--json] [--once]\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     Case c;
-    bool cases = false, as_json = false, source = false;
+    bool cases = false, as_json = false, source = false, once = false;
     std::int64_t iters = 1000, launches = 50, budget = 0;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -274,6 +285,7 @@ int main(int argc, char** argv) {
       } else if (a == "--json") as_json = true;
       else if (a == "--cases") cases = true;
       else if (a == "--source") source = true;
+      else if (a == "--once") once = true;
       else if (a == "--help" || a == "-h") {
         std::cout << kUsage;
         return 0;
@@ -301,7 +313,7 @@ int main(int argc, char** argv) {
     bool all_correct = true;
     std::vector<std::string> objects;
     for (const auto& k : todo) {
-      Result r = run(k, budget, iters, launches);
+      Result r = run(k, budget, once ? 1 : iters, launches, once);
       all_correct = all_correct && r.correct;
       if (as_json) {
         objects.push_back(json(r, prop.name));

@@ -21,4 +21,5 @@
 #include "axe/plan/passes.hpp"
 #include "axe/plan/plan.hpp"
 #include "axe/plan/step_check.hpp"
+#include "axe/codegen/tile_codegen.hpp"
 #include "axe/exec/simulate.hpp"
