@@ -9,6 +9,12 @@
 // --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|transpose_kernel" ... kernel_bench --iters 1 --warmup 0).
 //
+// Transpose rows run transform() (the runtime's choice: the hand-written kernel for 16-byte
+// aligned 4-byte elements, else the generated one) and, marked "generated", transform_generated()
+// (the kernel generated from thread layouts, codegen/transpose_codegen.hpp), on square matrices,
+// 4096 x 65536 (fewer rows for wider types, within --mib) and an uneven 3001 x 5003 box at offset 1
+// (scalar accesses); rows "generated BxA wW" try other tiles.
+//
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
 // pack/unpack >= 85% of the copy when the innermost contiguous run is >= 64 bytes; the 2-D
 // transpose >= 75%.
@@ -24,6 +30,7 @@
 
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
+#include "axe/cuda/transpose.hpp"
 
 using namespace axe;
 using namespace axe::cuda;
@@ -166,8 +173,45 @@ int main(int argc, char** argv) {
     while ((side * 2) * (side * 2) * es <= payload) side *= 2;
     Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
     const std::int64_t bytes = side * side * es;
+    const double mc = memcpy_ms(bytes);
     rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2",
-                    double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), memcpy_ms(bytes)});
+                    double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
+    // The same by the kernel generated from thread layouts (codegen/transpose_codegen.hpp).
+    rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2 generated",
+                    double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
+  }
+  // The generated transpose's tile, per dtype (tile b x a, warps).
+  for (DType dt : {DType::F32, DType::F16, DType::U8}) {
+    const std::int64_t es = size_of(dt);
+    std::int64_t side = 1;
+    while ((side * 2) * (side * 2) * es <= payload) side *= 2;
+    Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
+    const std::int64_t bytes = side * side * es;
+    const double mc = memcpy_ms(bytes);
+    for (codegen::TransposeTile tile : {codegen::TransposeTile{64, 64, 4}, codegen::TransposeTile{64, 64, 8},
+                                        codegen::TransposeTile{128, 64, 8}, codegen::TransposeTile{64, 128, 8},
+                                        codegen::TransposeTile{128, 128, 8}, codegen::TransposeTile{32, 32, 4},
+                                        codegen::TransposeTile{64, 32, 4}, codegen::TransposeTile{128, 32, 8}}) {
+      if (tile.a * tile.b < 32 * tile.warps * (16 / es)) continue;
+      rows.push_back({"transpose " + std::string(to_string(dt)) + " generated " + std::to_string(tile.b) + "x" +
+                          std::to_string(tile.a) + " w" + std::to_string(tile.warps),
+                      double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s, &tile); }, s), mc});
+    }
+  }
+  // Uneven transposes: 4096 x 65536 and an uneven shard (3001 x 5003, offset 1), per dtype, both kernels.
+  for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+    const std::int64_t es = size_of(dt);
+    struct Box { std::int64_t rows, cols, off; };
+    for (Box bx : {Box{4096, 65536, 0}, Box{3001, 5003, 1}}) {
+      std::int64_t rows_ = bx.rows, cols = bx.cols;
+      while (rows_ * cols * es > payload) rows_ /= 2;  // stays within the buffers
+      Transfer t{{rows_, cols}, bx.off, {cols, 1}, bx.off, {1, rows_}, 0};
+      const std::int64_t bytes = rows_ * cols * es;
+      const double mc = memcpy_ms(bytes);
+      const std::string n = "transpose " + std::string(to_string(dt)) + " " + std::to_string(rows_) + "x" + std::to_string(cols) + (bx.off ? "+1" : "");
+      rows.push_back({n, double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
+      rows.push_back({n + " generated", double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
+    }
   }
 
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);

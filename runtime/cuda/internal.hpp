@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "axe/codegen/transpose_codegen.hpp"
 #include "axe/cuda/box_list.hpp"
 #include "axe/cuda/copy_engine.hpp"
 #include "axe/plan/plan.hpp"
@@ -58,6 +59,12 @@ std::int64_t box_elements(const Transfer& t);
 Transfer merge_modes(const Transfer& t);
 
 void check_box(const Transfer& t);
+
+// The transpose of a box (is_transpose) as the generated kernel's descriptor
+// (generated_transpose.cpp), and whether its tile rows start 16-byte aligned on both sides.
+codegen::TransposeDesc transpose_desc(const Transfer& box);
+bool transpose_vectors_fit(const codegen::TransposeDesc& d, const void* src, const void* dst,
+                           std::int64_t es);
 
 // Largest power-of-two unit (bytes, <= cap) that the box allows.
 int unit_log2(const Transfer& t, std::int64_t es, int cap);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "axe/codegen/tile_codegen.hpp"
+#include "axe/codegen/transpose_codegen.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/nvrtc.hpp"
 #include "axe/linear/bridge.hpp"
@@ -87,6 +88,20 @@ TEST(GeneratedKernels, RandomPlansCompileToPtx) {
         EXPECT_EQ(done[j].get(), "") << label(plans[at]);
       }
       done.clear();
+    }
+  }
+}
+
+// The runtime's transpose kernels (every element size, vector and scalar) compile to PTX.
+TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
+  for (std::int64_t es : {1, 2, 4, 8}) {
+    for (bool vectors : {true, false}) {
+      const codegen::Element e(es, codegen::Element::Kind::integer, "raw");
+      const auto k = codegen::transpose_kernel(e, codegen::default_transpose_tile(es, vectors), vectors);
+      SCOPED_TRACE(std::to_string(es) + "-byte, vectors " + std::to_string(vectors));
+      const std::string ptx = compile_to_ptx(k.source, "transpose.cu");
+      EXPECT_NE(ptx.find(".entry axe_transpose"), std::string::npos);
+      EXPECT_EQ(k.shared_bytes, 2 * k.tile.a * k.tile.b * es);  // two buffers of a tile
     }
   }
 }

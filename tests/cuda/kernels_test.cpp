@@ -605,47 +605,33 @@ TEST_P(Kernels, Fill_SetsEveryBoxElementAndNothingElse) {
 
 // ---- transform (swizzled transpose) ----------------------------------------------------------
 
-// The transpose's tile swizzle, brute force over every warp access of the kernel (blocks of 32 x
-// 8 threads: the store of row r = ty + j, columns tx + i; the load of column c = ty + j, rows
-// tx + i): each row is permuted (no two elements share a slot), and within one access (a
-// half-warp for 8-byte elements, which the hardware serves in two) no 4-byte bank holds two
-// different words, so every access takes the ideal number of wavefronts.
+// The hand-written transpose's tile swizzle (4-byte elements), brute force over every warp access
+// of the kernel (blocks of 32 x 8 threads: the store of row r = ty + j, columns tx + i; the load of
+// column c = ty + j, rows tx + i): each row is permuted (no two elements share a slot), and within
+// one access no 4-byte bank holds two different words, so every access takes one wavefront.
 TEST(Transpose, SwizzledTileIsAPermutationAndBankConflictFree_BruteForce) {
-  for (int es : {1, 2, 4, 8}) {
-    const int tile = transpose_tile(es);
-    for (int r = 0; r < tile; ++r) {
-      std::vector<int> seen(static_cast<std::size_t>(tile), 0);
-      for (int c = 0; c < tile; ++c) {
-        const int col = transpose_swizzle(es, r, c);
-        ASSERT_TRUE(col >= 0 && col < tile && !seen[static_cast<std::size_t>(col)]++)
-            << es << "-byte row " << r << " column " << c;
-      }
+  const int tile = transpose_tile();
+  for (int r = 0; r < tile; ++r) {
+    std::vector<int> seen(static_cast<std::size_t>(tile), 0);
+    for (int c = 0; c < tile; ++c) {
+      const int col = transpose_swizzle(r, c);
+      ASSERT_TRUE(col >= 0 && col < tile && !seen[static_cast<std::size_t>(col)]++) << "row " << r << " column " << c;
     }
-    // 4-byte words touched by thread tx reading/writing element (r, c)
-    auto words = [&](int r, int c) {
-      const int byte = (r * tile + transpose_swizzle(es, r, c)) * es;
-      std::vector<int> w;
-      for (int b = byte / 4; b <= (byte + es - 1) / 4; ++b) w.push_back(b);
-      return w;
-    };
-    const int group = es == 8 ? 16 : 32;  // threads served together
-    for (int phase = 0; phase < 2; ++phase)
-      for (int ty = 0; ty < 8; ++ty)
-        for (int j = 0; j < tile; j += 8)
-          for (int i = 0; i < tile; i += 32)
-            for (int g = 0; g < 32; g += group) {
-              std::map<int, std::set<int>> bank_words;
-              for (int tx = g; tx < g + group; ++tx) {
-                const int r = phase == 0 ? ty + j : tx + i, c = phase == 0 ? tx + i : ty + j;
-                for (int w : words(r, c)) bank_words[w % 32].insert(w);
-              }
-              for (const auto& [bank, ws] : bank_words)
-                ASSERT_EQ(ws.size(), 1u)
-                    << es << "-byte " << (phase == 0 ? "store of row " : "load of column ")
-                    << ty + j << ", i " << i << ", threads " << g << ".." << g + group - 1
-                    << ": bank " << bank << " holds " << ws.size() << " words";
-            }
   }
+  for (int phase = 0; phase < 2; ++phase)
+    for (int ty = 0; ty < 8; ++ty)
+      for (int j = 0; j < tile; j += 8)
+        for (int i = 0; i < tile; i += 32) {
+          std::map<int, std::set<int>> bank_words;
+          for (int tx = 0; tx < 32; ++tx) {
+            const int r = phase == 0 ? ty + j : tx + i, c = phase == 0 ? tx + i : ty + j;
+            const int word = r * tile + transpose_swizzle(r, c);
+            bank_words[word % 32].insert(word);
+          }
+          for (const auto& [bank, ws] : bank_words)
+            ASSERT_EQ(ws.size(), 1u) << (phase == 0 ? "store of row " : "load of column ") << ty + j
+                                     << ", i " << i << ": bank " << bank << " holds " << ws.size() << " words";
+        }
 }
 
 TEST_P(Kernels, Transform_TransposeMatchesHost) {
@@ -657,11 +643,14 @@ TEST_P(Kernels, Transform_TransposeMatchesHost) {
     std::int64_t batch, rows, cols;
   };
   for (Shape s : {Shape{1, 1, 1}, Shape{1, 33, 31}, Shape{1, 64, 96}, Shape{1, 7, 130},
-                  Shape{3, 45, 37}, Shape{2, 32, 32}}) {
+                  Shape{3, 45, 37}, Shape{2, 32, 32}, Shape{1, 256, 128}, Shape{2, 128, 64}}) {
     // src (batch, rows, cols) row-major with a padded row; dst (batch, cols, rows) row-major.
-    const std::int64_t ld = s.cols + 3;
-    Transfer t{{s.batch, s.rows, s.cols}, 5, {s.rows * ld, ld, 1}, 2, {s.rows * s.cols, 1, s.rows}, 0};
-    const std::int64_t n_src = 5 + s.batch * s.rows * ld, n_dst = 2 + s.batch * s.rows * s.cols;
+    // The last two are aligned (no padding, no offsets): 4-byte elements take the hand-written
+    // kernel there, the generated one elsewhere.
+    const bool aligned = s.rows >= 128;
+    const std::int64_t ld = s.cols + (aligned ? 0 : 3), soff = aligned ? 0 : 5, doff = aligned ? 0 : 2;
+    Transfer t{{s.batch, s.rows, s.cols}, soff, {s.rows * ld, ld, 1}, doff, {s.rows * s.cols, 1, s.rows}, 0};
+    const std::int64_t n_src = soff + s.batch * s.rows * ld, n_dst = doff + s.batch * s.rows * s.cols;
     if (s.rows > 1 && s.cols > 1) {
       EXPECT_TRUE(is_transpose(t)) << to_string(t);
     }
@@ -671,6 +660,36 @@ TEST_P(Kernels, Transform_TransposeMatchesHost) {
     ds.upload(src.data(), src.size());
     dd.upload(poison.data(), poison.size());
     transform(t, dt, ds.p, dd.p, nullptr);
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
+    auto expect = poison;
+    host_copy({t}, es, src.data(), expect.data());
+    ASSERT_EQ(dd.download(), expect) << to_string(t) << " dtype " << to_string(dt);
+  }
+}
+
+// The generated transpose (codegen/transpose_codegen.hpp) on the same boxes (offsets 5 and 2 and
+// a padded row: the scalar kernel) and on aligned ones (the 16-byte vector kernel), with full
+// tiles, cut tiles and batches.
+TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(800 + static_cast<int>(dt));
+  struct Shape {
+    std::int64_t batch, rows, cols, pad, soff, doff;
+  };
+  for (Shape s : {Shape{1, 33, 31, 3, 5, 2}, Shape{1, 64, 96, 3, 5, 2}, Shape{3, 45, 37, 3, 5, 2},
+                  Shape{1, 300, 200, 3, 5, 2}, Shape{1, 256, 128, 0, 0, 0}, Shape{2, 160, 48, 16, 16, 0},
+                  Shape{1, 1024, 512, 0, 0, 0}}) {
+    const std::int64_t ld = s.cols + s.pad;
+    Transfer t{{s.batch, s.rows, s.cols}, s.soff, {s.rows * ld, ld, 1}, s.doff, {s.rows * s.cols, 1, s.rows}, 0};
+    const std::int64_t n_src = s.soff + s.batch * s.rows * ld, n_dst = s.doff + s.batch * s.rows * s.cols;
+    auto src = random_bytes(static_cast<std::size_t>(n_src * es), rng);
+    auto poison = random_bytes(static_cast<std::size_t>(n_dst * es), rng);
+    DeviceBuffer ds(src.size()), dd(poison.size());
+    ds.upload(src.data(), src.size());
+    dd.upload(poison.data(), poison.size());
+    transform_generated(t, dt, ds.p, dd.p, nullptr);
     AXE_CUDA_CHECK(cudaDeviceSynchronize());
     auto expect = poison;
     host_copy({t}, es, src.data(), expect.data());

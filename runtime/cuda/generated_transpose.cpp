@@ -1,0 +1,114 @@
+// transform_generated (include/axe/cuda/transpose.hpp): the transpose by the generated tile kernel.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "axe/codegen/transpose_codegen.hpp"
+#include "axe/cuda/check.hpp"
+#include "axe/cuda/kernels.hpp"
+#include "axe/cuda/nvrtc.hpp"
+#include "axe/cuda/transpose.hpp"
+#include "cuda/internal.hpp"
+
+namespace axe::cuda {
+namespace {
+
+struct Compiled {
+  cudaKernel_t kernel = nullptr;
+  codegen::TransposeKernel k;
+};
+
+// One kernel per (element size, vector width, tile, device), compiled once.
+const Compiled& compiled(std::int64_t element_bytes, bool vectors, const codegen::TransposeTile& tile) {
+  static std::mutex mu;
+  static std::map<std::tuple<std::int64_t, bool, std::int64_t, std::int64_t, std::int64_t, int>, Compiled> cache;
+  int device = 0;
+  AXE_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = cache.try_emplace({element_bytes, vectors, tile.a, tile.b, tile.warps, device});
+  if (fresh) {
+    const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
+    it->second.k = codegen::transpose_kernel(e, tile, vectors);
+    it->second.kernel = KernelCache::global().kernel(it->second.k.source, it->second.k.name);
+    AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(it->second.kernel,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(it->second.k.shared_bytes), device));
+  }
+  return it->second;
+}
+
+bool aligned(const void* p, long long offset, std::int64_t bytes, std::int64_t es) {
+  return (reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(offset * es)) % static_cast<std::uintptr_t>(bytes) == 0;
+}
+
+}  // namespace
+
+namespace internal {
+
+// The transpose of `box` (is_transpose) as the generated kernel's descriptor, and whether its
+// tile rows start 16-byte aligned on both sides (the vector kernel).
+codegen::TransposeDesc transpose_desc(const Transfer& box) {
+  const Transfer t = merge_modes(box);
+  const int r = static_cast<int>(t.extents.size());
+  int a = -1, b = -1;
+  for (int k = 0; k < r; ++k) {
+    if (t.src_strides[k] == 1 && t.extents[k] > 1 && a < 0) a = k;
+    if (t.dst_strides[k] == 1 && t.extents[k] > 1 && b < 0) b = k;
+  }
+  codegen::TransposeDesc d;
+  d.A = t.extents[a];
+  d.B = t.extents[b];
+  d.sb = t.src_strides[b];
+  d.da = t.dst_strides[a];
+  d.soff = t.src_offset;
+  d.doff = t.dst_offset;
+  for (int k = 0; k < r; ++k) {
+    if (k == a || k == b) continue;
+    if (d.nb == codegen::kTransposeBatchModes) fail("transform: more than 6 batch modes");
+    d.bext[d.nb] = t.extents[k];
+    d.bsst[d.nb] = t.src_strides[k];
+    d.bdst[d.nb] = t.dst_strides[k];
+    d.batch *= t.extents[k];
+    ++d.nb;
+  }
+  return d;
+}
+
+bool transpose_vectors_fit(const codegen::TransposeDesc& d, const void* src, const void* dst,
+                           std::int64_t es) {
+  const std::int64_t v = 16 / es;
+  bool ok = aligned(src, d.soff, 16, es) && aligned(dst, d.doff, 16, es) && d.sb % v == 0 && d.da % v == 0;
+  for (long long k = 0; k < d.nb; ++k) ok = ok && d.bsst[k] % v == 0 && d.bdst[k] % v == 0;
+  return ok;
+}
+
+}  // namespace internal
+
+void transform_generated(const Transfer& box, DType dtype, const void* src, void* dst,
+                         cudaStream_t stream, const codegen::TransposeTile* tile) {
+  internal::check_box(box);
+  if (!is_transpose(box)) {
+    copy_boxes(BoxList::copy({box}, dtype), src, dst, stream);
+    return;
+  }
+  codegen::TransposeDesc d = internal::transpose_desc(box);
+  const std::int64_t es = size_of(dtype);
+  const bool vectors = internal::transpose_vectors_fit(d, src, dst, es);
+  const Compiled& c = compiled(es, vectors, tile ? *tile : codegen::default_transpose_tile(es, vectors));
+  d.tiles_a = (d.A + c.k.tile.a - 1) / c.k.tile.a;
+  d.tiles_b = (d.B + c.k.tile.b - 1) / c.k.tile.b;
+  const long long tiles = d.tiles_a * d.tiles_b;
+  dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, 1ll << 30)), 1,
+            static_cast<unsigned>(std::min<long long>(d.batch, 65535)));
+  const void* s = src;
+  void* o = dst;
+  void* args[] = {&s, &o, &d};
+  launch(c.kernel, grid, dim3(static_cast<unsigned>(c.k.threads)), args,
+         static_cast<std::size_t>(c.k.shared_bytes), stream);
+}
+
+}  // namespace axe::cuda
