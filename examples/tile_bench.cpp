@@ -63,8 +63,8 @@ struct Case {
 };
 
 // The issue's cases (Triton on one H100, 2026-11-24: 319, 429, 1146, 196, about 200 ns), then our
-// own in every mechanism class: registers, shuffles (TV-19, a lane permutation), and shared
-// memory for 8-, 16- and 64-bit elements.
+// own in every mechanism class: registers, shuffles (TV-18, a ship), TV-19 (shared on one warp),
+// and shared memory for 8-, 16- and 64-bit elements.
 const std::vector<Case> kCases = {
     {"blocked:1,4/8,4/4,1/1,0", "blocked:4,1/4,8/1,4/0,1", "64x64", "f32", 4},
     {"blocked:1,8/16,2/4,1/1,0", "blocked:8,1/2,16/1,4/0,1", "128x64", "f16", 4},
@@ -73,6 +73,7 @@ const std::vector<Case> kCases = {
     {"blocked:4/32/4/0", "blocked:1/32/4/0", "2048", "f32", 4},
     {"blocked:1,4/8,4/4,1/1,0", "S[(2,4,8,4,4,4):(16,1@warp,4@lane,1,1@lane,4)]", "64x64", "f32", 4},
     {"S[(4,4):(1@lane,1)]", "S[(4,4):(1,1@lane)]", "4x4", "f32", 1},
+    {R"(linear:{"reg":[[1],[2]],"lane":[[4],[8]]})", R"(linear:{"reg":[[4],[2]],"lane":[[1],[8]]})", "16", "f32", 1},
     {"blocked:1,4/8,4/4,1/1,0", "blocked:1,4/4,8/4,1/1,0", "64x64", "f32", 4},
     {"mma:2,2", "blocked:1,4/8,4/4,1/1,0", "64x64", "f16", 4},
     {"blocked:1,16/8,4/4,1/1,0", "blocked:16,1/4,8/1,4/0,1", "64x64", "u8", 4},

@@ -741,8 +741,11 @@ ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
 }
 
 std::int64_t issue_cost(const ConvertCounts& c, std::int64_t warps) {
+  // A barrier across warps (bar.sync) weighs 32; with one warp it is a bar.warp.sync, 4: TV-19
+  // through shared memory took 49.6 ns per round trip against 71.6 by shuffles on one H100
+  // (tile_bench --choose, 2026-11-25).
   return c.selects + 2 * c.shuffles + c.store_instructions + c.load_instructions +
-         2 * c.wavefronts() / std::max<std::int64_t>(1, warps) + 32 * c.barriers;
+         2 * c.wavefronts() / std::max<std::int64_t>(1, warps) + (warps > 1 ? 32 : 4) * c.barriers;
 }
 
 std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLayout& to,
@@ -876,7 +879,7 @@ std::string simulate(const ConvertPlan& plan, const AxeLayout& from, const AxeLa
                               static_cast<std::uint64_t>(w) << (rb + lbits);
             auto o = at(offsets, static_cast<std::int64_t>(ld->address.apply_flat(h))) -
                      ld->window * plan.chunk;
-            if (o >= 0 && o < plan.chunk) at(file, r) = at(smem, o);
+            if (o >= 0 && o < plan.chunk) at(file, r) = smem.empty() ? -1 : at(smem, o);
           }
         }
       }

@@ -96,8 +96,10 @@ TEST(TileStore, ReplicasWriteOnce) {
 // TV-19 (the 4x4 transpose across 4 lanes) by shuffles: 3 shuffles, no shared memory.
 TEST(Conversion, Tv19_ThreeShuffles) {
   const Shape shape{4, 4};
+  ConvertOptions o;
+  o.choice = ConvertOptions::Choice::shuffles;
   auto plan = axe::linear::plan_conversion(parse_axe_layout("S[(4,4):(1@lane,1)]"),
-                                      parse_axe_layout("S[(4,4):(1,1@lane)]"), shape);
+                                           parse_axe_layout("S[(4,4):(1,1@lane)]"), shape, o);
   ASSERT_EQ(plan.mechanism, Mechanism::shuffles);
   const std::string s = emit_conversion(plan, shape, 4, "cvt");
   EXPECT_EQ(count(s, "__shfl_sync"), 3) << s;

@@ -173,10 +173,11 @@ struct ConvertOptions {
 
 // A heuristic issue cost per thread, to choose between shuffles and shared memory:
 //   selects + 2 * shuffles + (store + load instructions) + 2 * wavefronts per warp
-//   + 32 * barriers.
-// Examples: TV-19 by shuffles 16 + 2 * 3 = 22, through a row-major shared tile 47; the 16x32 f32
-// transpose of TV-15 (m = 4) by shuffles 128 + 2 * 16 = 160, through a row-major tile
-// 32 + 2 * 272 + 32 = 608, through the tile with Swizzle<4,1,4> 32 + 2 * 32 + 32 = 128.
+//   + 32 * barriers (4 with one warp: a bar.warp.sync).
+// Examples (one warp): TV-19 by shuffles 16 + 2 * 3 = 22, through shared memory 47 - 28 = 19
+// (measured on one H100: 71.6 and 49.6 ns per round trip); the 16x32 f32 transpose of TV-15
+// (m = 4) by shuffles 128 + 2 * 16 = 160, through a row-major tile 32 + 2 * 272 + 4 = 580,
+// through the tile with Swizzle<4,1,4> 32 + 2 * 32 + 4 = 100 (measured: 299 against 117 ns).
 std::int64_t issue_cost(const ConvertCounts& c, std::int64_t warps);
 
 // The cheapest exact plan moving the tile from thread layout `from` to `to` on `shape`.
@@ -190,7 +191,8 @@ std::int64_t issue_cost(const ConvertCounts& c, std::int64_t warps);
 //       map R gives to(r, l, w) == from(R(r), l, w);
 //       shuffles: no costlier than PR 7558 (counts above); shared otherwise.
 // Between shuffles and shared, the lower issue_cost (ConvertOptions::choice). Unlike Triton's
-// cvtNeedsWarpShuffle (shared memory from 2 mixed transpositions on), TV-19 (m = 2) is shuffled.
+// cvtNeedsWarpShuffle (shared memory from 2 mixed transpositions on), TV-19 (m = 2) is shuffled
+// in a CTA of several warps; with one warp the shared round trip wins.
 ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
                             std::span<const std::int64_t> shape, const ConvertOptions& opts = {});
 
