@@ -166,11 +166,15 @@ int main(int argc, char** argv) {
     auto many = BoxList::pack(msgs, DType::F32);
     both("pack f32 64 boxes run 256B", many, a, b, memcpy_ms(many.elements() * 4));
   }
-  // transposes: square matrices of the payload size.
-  for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
-    const std::int64_t es = size_of(dt);
+  // transposes: square matrices of the payload size (the largest power-of-two side within it).
+  auto square_side = [&](std::int64_t es) {
     std::int64_t side = 1;
     while ((side * 2) * (side * 2) * es <= payload) side *= 2;
+    return side;
+  };
+  for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+    const std::int64_t es = size_of(dt);
+    const std::int64_t side = square_side(es);
     Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
     const std::int64_t bytes = side * side * es;
     const double mc = memcpy_ms(bytes);
@@ -183,8 +187,7 @@ int main(int argc, char** argv) {
   // The generated transpose's tile, per dtype (tile b x a, warps).
   for (DType dt : {DType::F32, DType::F16, DType::U8}) {
     const std::int64_t es = size_of(dt);
-    std::int64_t side = 1;
-    while ((side * 2) * (side * 2) * es <= payload) side *= 2;
+    const std::int64_t side = square_side(es);
     Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
     const std::int64_t bytes = side * side * es;
     const double mc = memcpy_ms(bytes);

@@ -410,6 +410,27 @@ std::string preamble(const char* what, const AxeLayout& a, const AxeLayout& b,
   return s.str();
 }
 
+// The two layouts' columns on one CTA and the kernel's plan A -> B (and its head: threads, name).
+struct TwoLayouts {
+  ThreadColumns ca, cb;
+  linear::ConvertOptions opts;
+  TileKernel k;
+};
+TwoLayouts two_layouts(const AxeLayout& a, const AxeLayout& b, std::span<const std::int64_t> shape,
+                       const Element& element, const linear::ConvertOptions& options,
+                       const char* name) {
+  TwoLayouts t{thread_columns(a, shape), thread_columns(b, shape), options, {}};
+  t.opts.element_bytes = element.bytes;
+  if (t.ca.warps() != t.cb.warps()) {
+    fail("the layouts use " + std::to_string(t.ca.warps()) + " and " + std::to_string(t.cb.warps()) +
+         " warps (one kernel runs both on one CTA)");
+  }
+  t.k.there = linear::plan_conversion(a, b, shape, t.opts);
+  t.k.threads = 32 * t.ca.warps();
+  t.k.name = name;
+  return t;
+}
+
 }  // namespace
 
 Element::Element(DType t)
@@ -660,18 +681,8 @@ std::string emit_tile_store(const AxeLayout& threads, std::span<const std::int64
 TileKernel round_trip_kernel(const AxeLayout& a, const AxeLayout& b,
                              std::span<const std::int64_t> shape, const Element& element,
                              const linear::ConvertOptions& options) {
-  linear::ConvertOptions opts = options;
-  opts.element_bytes = element.bytes;
-  const ThreadColumns ca = thread_columns(a, shape), cb = thread_columns(b, shape);
-  if (ca.warps() != cb.warps()) {
-    fail("the layouts use " + std::to_string(ca.warps()) + " and " + std::to_string(cb.warps()) +
-         " warps (a round trip runs both on one CTA)");
-  }
-  TileKernel k;
-  k.there = linear::plan_conversion(a, b, shape, opts);
+  auto [ca, cb, opts, k] = two_layouts(a, b, shape, element, options, "axe_tile_round_trip");
   k.back = linear::plan_conversion(b, a, shape, opts);
-  k.threads = 32 * ca.warps();
-  k.name = "axe_tile_round_trip";
   const std::string t(element_type(opts.element_bytes));
   // Both conversions through shared memory: two buffers when they fit the budget, so only the
   // barriers inside each conversion remain (the barrier of conversion 2 orders conversion 1's
@@ -713,18 +724,8 @@ TileKernel round_trip_kernel(const AxeLayout& a, const AxeLayout& b,
 TileKernel conversion_kernel(const AxeLayout& a, const AxeLayout& b,
                              std::span<const std::int64_t> shape, const Element& element,
                              const linear::ConvertOptions& options) {
-  linear::ConvertOptions opts = options;
-  opts.element_bytes = element.bytes;
-  const ThreadColumns ca = thread_columns(a, shape), cb = thread_columns(b, shape);
-  if (ca.warps() != cb.warps()) {
-    fail("the layouts use " + std::to_string(ca.warps()) + " and " + std::to_string(cb.warps()) +
-         " warps (a conversion runs both on one CTA)");
-  }
-  TileKernel k;
-  k.there = linear::plan_conversion(a, b, shape, opts);
-  k.threads = 32 * ca.warps();
+  auto [ca, cb, opts, k] = two_layouts(a, b, shape, element, options, "axe_tile_convert");
   k.shared_bytes = k.there.counts.shared_bytes;
-  k.name = "axe_tile_convert";
   const std::string t(element_type(opts.element_bytes));
   std::ostringstream s;
   s << preamble("conversion", a, b, shape, element, k.there, nullptr);

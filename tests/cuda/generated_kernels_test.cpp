@@ -106,6 +106,16 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
   }
 }
 
+// The kernel of `k` for this GPU, allowed its dynamic shared memory.
+cudaKernel_t load(const codegen::TileKernel& k) {
+  cudaKernel_t kernel = KernelCache::global().kernel(k.source, k.name);
+  int device = 0;
+  AXE_CUDA_CHECK(cudaGetDevice(&device));
+  AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(k.shared_bytes), device));
+  return kernel;
+}
+
 // Random bits, one element of `bytes` each.
 std::vector<unsigned char> random_bytes(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -126,11 +136,7 @@ TEST(GeneratedKernels, RandomPlansReproduceTheDestinationOnAGpu) {
     const auto in = random_bytes(static_cast<std::size_t>(n * es), static_cast<std::uint64_t>(checked));
     DeviceBuffer din(in.size()), dump(static_cast<std::size_t>(threads * regs * es));
     AXE_CUDA_CHECK(cudaMemcpy(din.p, in.data(), in.size(), cudaMemcpyHostToDevice));
-    cudaKernel_t kernel = KernelCache::global().kernel(k.source, k.name);
-    int device = 0;
-    AXE_CUDA_CHECK(cudaGetDevice(&device));
-    AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(k.shared_bytes), device));
+    cudaKernel_t kernel = load(k);
     void* args[] = {&din.p, &dump.p};
     launch(kernel, dim3(1), dim3(static_cast<unsigned>(threads)), args,
            static_cast<std::size_t>(k.shared_bytes));
@@ -197,11 +203,7 @@ TEST(GeneratedKernels, RoundTripsBringTheTileBack) {
     }
     DeviceBuffer din(in.size()), dout(in.size());
     AXE_CUDA_CHECK(cudaMemcpy(din.p, in.data(), in.size(), cudaMemcpyHostToDevice));
-    cudaKernel_t kernel = KernelCache::global().kernel(k.source, k.name);
-    int device = 0;
-    AXE_CUDA_CHECK(cudaGetDevice(&device));
-    AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(k.shared_bytes), device));
+    cudaKernel_t kernel = load(k);
     int iters = 3;
     float fs = 1.0f;
     unsigned long long is = 0;
