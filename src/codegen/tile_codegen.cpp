@@ -12,6 +12,7 @@
 
 #include "axe/core/error.hpp"
 #include "axe/linear/bridge.hpp"
+#include "axe/linear/f2.hpp"
 #include "axe/linear/linear_layout.hpp"
 
 namespace axe::codegen {
@@ -34,15 +35,6 @@ std::uint64_t or_of(const Cols& c) {
   return r;
 }
 
-// XOR of the columns of the set bits of x.
-std::uint64_t xor_of(const Cols& c, std::uint64_t x) {
-  std::uint64_t r = 0;
-  for (std::size_t k = 0; k < c.size(); ++k) {
-    if (x >> k & 1) r ^= c[k];
-  }
-  return r;
-}
-
 std::int64_t tile_elements(std::span<const std::int64_t> shape) {
   std::int64_t n = 1;
   for (auto e : shape) n *= e;
@@ -57,18 +49,6 @@ struct Pattern {
   Cols m, lane, warp;
   std::uint64_t skip_m = 0, skip_lane = 0, skip_warp = 0;  // stores: bits whose writers are duplicates
 };
-
-// The number of linearly independent columns (over F2).
-int rank_of(const Cols& cols) {
-  std::vector<std::uint64_t> basis;  // distinct leading bits, highest first
-  for (std::uint64_t v : cols) {
-    for (auto x : basis) v = std::min(v, v ^ x);
-    if (v == 0) continue;
-    basis.push_back(v);
-    std::sort(basis.rbegin(), basis.rend());
-  }
-  return static_cast<int>(basis.size());
-}
 
 // The vector grouping: `bits` (register bit indices) whose columns span the k lowest address bits
 // and no other column touches them. pos(r) = the element's place in its vector.
@@ -100,7 +80,7 @@ Grouping group_vectors(const Pattern& p, std::int64_t element_bytes, bool in_ord
     for (auto c : p.warp) ok = ok && (c & low) == 0;
     Cols chosen;  // k independent columns below 2^k span the k low bits
     for (int b : bits) chosen.push_back(p.m[static_cast<std::size_t>(b)]);
-    if (!ok || rank_of(chosen) != k) break;
+    if (!ok || linear::f2::rank(chosen) != k) break;
     if (in_order) {
       for (int i = 0; i < k; ++i) {
         ok = ok && bits[static_cast<std::size_t>(i)] == i &&
@@ -200,7 +180,7 @@ class Emitter {
         // (copied after all loads, below).
         continue;
       }
-      const std::uint64_t c = xor_of(p.m, r);
+      const std::uint64_t c = linear::f2::combine(p.m, r);
       std::string addr = combine(c & ~window_mask, t, t_bits);
       std::string cond;
       if (chunk_bits >= 0) {
@@ -232,7 +212,7 @@ class Emitter {
           for (std::size_t i = 0; i < g.bits.size(); ++i) {
             if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
           }
-          out_ << "    u.e[" << xor_of(p.m, rr) - c << "] = " << regs << "[" << rr << "];\n";
+          out_ << "    u.e[" << linear::f2::combine(p.m, rr) - c << "] = " << regs << "[" << rr << "];\n";
         }
         out_ << "    *reinterpret_cast<" << vt << "*>(" << base << " + " << addr << ") = u.v;\n";
       } else {
@@ -243,7 +223,7 @@ class Emitter {
           for (std::size_t i = 0; i < g.bits.size(); ++i) {
             if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
           }
-          out_ << "    " << regs << "[" << rr << "] = u.e[" << xor_of(p.m, rr) - c << "];\n";
+          out_ << "    " << regs << "[" << rr << "] = u.e[" << linear::f2::combine(p.m, rr) - c << "];\n";
         }
       }
       out_ << "  }\n";
@@ -273,7 +253,7 @@ void mark_duplicates(Pattern& p, const ThreadColumns& c) {
   Cols seen;
   auto independent = [&](std::uint64_t v) {
     seen.push_back(v);
-    if (rank_of(seen) == static_cast<int>(seen.size())) return true;
+    if (linear::f2::rank(seen) == static_cast<int>(seen.size())) return true;
     seen.pop_back();
     return false;
   };
@@ -297,7 +277,7 @@ Pattern shared_pattern(const linear::LinearLayout& address, const Cols& offset_c
   auto cols = [&](const char* dim) {
     Cols r;
     if (!address.has_in_dim(dim)) return r;
-    for (int i = 0; i < address.in_bits(dim); ++i) r.push_back(xor_of(offset_cols, address.column(dim, i)));
+    for (int i = 0; i < address.in_bits(dim); ++i) r.push_back(linear::f2::combine(offset_cols, address.column(dim, i)));
     return r;
   };
   p.m = cols("m");
@@ -328,7 +308,7 @@ void emit_ldmatrix(Emitter& e, const std::string& regs, std::int64_t count, cons
   for (std::int64_t g0 = 0; g0 < count; ++g0) {
     const auto g = static_cast<std::uint64_t>(g0);
     if ((g & (mb0 | mb1)) || (pairs && (g & 1))) continue;
-    const std::uint64_t c = xor_of(p.m, g);
+    const std::uint64_t c = linear::f2::combine(p.m, g);
     o << "  {\n    unsigned x0, x1, x2, x3;\n"
       << "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\" : "
          "\"=r\"(x0), \"=r\"(x1), \"=r\"(x2), \"=r\"(x3) : \"r\"((unsigned)__cvta_generic_to_shared(axe_s + "
@@ -391,19 +371,13 @@ ThreadColumns thread_columns(const AxeLayout& threads, std::span<const std::int6
 std::vector<std::uint64_t> shared_offset_columns(const linear::SharedLayout& shared,
                                                  std::span<const std::int64_t> shape) {
   const std::int64_t n = tile_elements(shape);
-  const int bits = std::countr_zero(static_cast<std::uint64_t>(n));
   if (n <= 0 || (n & (n - 1))) fail("the tile has " + std::to_string(n) + " elements, not a power of two");
-  const std::vector<std::int64_t> off = linear::shared_offsets(shared, n);
-  Cols cols;
-  for (int i = 0; i < bits; ++i) cols.push_back(static_cast<std::uint64_t>(off[std::size_t{1} << i]));
-  for (std::int64_t x = 0; x < n; ++x) {
-    if (static_cast<std::uint64_t>(off[static_cast<std::size_t>(x)]) != xor_of(cols, static_cast<std::uint64_t>(x))) {
-      fail("the shared layout " + (shared.linear ? to_string(*shared.linear) : to_string(shared.smem)) +
-           " is not XOR-linear on the tile (element " + std::to_string(x) +
-           "); generated kernels take linear shared layouts");
-    }
+  auto cols = linear::linear_offsets(linear::shared_offsets(shared, n));
+  if (!cols) {
+    fail("the shared layout " + (shared.linear ? to_string(*shared.linear) : to_string(shared.smem)) +
+         " is not XOR-linear on the tile; generated kernels take linear shared layouts");
   }
-  return cols;
+  return *cols;
 }
 
 std::string_view element_type(std::int64_t bytes) {

@@ -301,30 +301,6 @@ SharedLayout default_shared(const AxeLayout& from, const AxeLayout& to, std::spa
   return row_major_shared(shape);
 }
 
-// The shared offset of each tile-index bit, when `offsets` (of the tile's n elements) is
-// XOR-linear; nullopt otherwise (e.g. padded rows).
-std::optional<Cols> offset_columns(const std::vector<std::int64_t>& offsets) {
-  const std::size_t n = offsets.size();
-  Cols cols;
-  for (std::size_t b = 1; b < n; b <<= 1) cols.push_back(static_cast<std::uint64_t>(offsets[b]));
-  for (std::size_t x = 0; x < n; ++x) {
-    std::uint64_t o = 0;
-    for (std::size_t k = 0; k < cols.size(); ++k) {
-      if (x >> k & 1) o ^= cols[k];
-    }
-    if (o != static_cast<std::uint64_t>(offsets[x])) return std::nullopt;
-  }
-  return cols;
-}
-
-std::uint64_t through(const Cols& offset_cols, std::uint64_t x) {
-  std::uint64_t o = 0;
-  for (std::size_t k = 0; k < offset_cols.size(); ++k) {
-    if (x >> k & 1) o ^= offset_cols[k];
-  }
-  return o;
-}
-
 // ldmatrix.x4 for loading thread layout t through the shared offsets (LoadOp): the matrix register
 // bits and the cost (per thread instructions; wavefronts over all warps: per matrix, the most
 // distinct 16-byte rows one bank quad serves), or nullopt when it does not apply.
@@ -335,7 +311,7 @@ struct Ldmatrix {
 std::optional<Ldmatrix> ldmatrix_load(const Thread& t, const Cols& offset_cols,
                                       std::int64_t element_bytes) {
   if ((element_bytes != 2 && element_bytes != 4) || t.lane.size() != 5) return std::nullopt;
-  auto off = [&](std::uint64_t col) { return through(offset_cols, col); };
+  auto off = [&](std::uint64_t col) { return f2::combine(offset_cols, col); };
   const std::uint64_t per_word = 4 / static_cast<std::uint64_t>(element_bytes);  // elements per 32 bits
   const std::uint64_t row = 16 / static_cast<std::uint64_t>(element_bytes);      // elements per row
   Cols m, lane, warp;
@@ -499,7 +475,7 @@ ConvertPlan shared_plan(const AxeLayout& from, const AxeLayout& to, const Thread
     c.ld = bank_conflicts(c.offsets, rt->layout, shape, opts.element_bytes);
     // ldmatrix in one repetition only (the whole tile in the budget).
     const bool one_round = n * opts.element_bytes <= opts.shared_budget_bytes;
-    if (auto cols = one_round ? offset_columns(c.offsets) : std::nullopt) {
+    if (auto cols = one_round ? linear_offsets(c.offsets) : std::nullopt) {
       auto lm = ldmatrix_load(rt->thread, *cols, opts.element_bytes);
       if (lm && lm->wavefronts <= c.ld.wavefronts && lm->instructions < c.ld.instructions) c.matrix = lm;
     }
@@ -636,6 +612,16 @@ SharedLayout row_major_shared(std::span<const std::int64_t> shape) {
   }
   std::string text = shape.size() == 1 ? "S[" + e + ":" + st + "]" : "S[(" + e + "):(" + st + ")]";
   return {parse_axe_layout(text), std::nullopt, std::nullopt};
+}
+
+std::optional<std::vector<std::uint64_t>> linear_offsets(const std::vector<std::int64_t>& offsets) {
+  const std::size_t n = offsets.size();
+  std::vector<std::uint64_t> cols;
+  for (std::size_t b = 1; b < n; b <<= 1) cols.push_back(static_cast<std::uint64_t>(offsets[b]));
+  for (std::size_t x = 0; x < n; ++x) {
+    if (f2::combine(cols, x) != static_cast<std::uint64_t>(offsets[x])) return std::nullopt;
+  }
+  return cols;
 }
 
 std::vector<std::int64_t> shared_offsets(const SharedLayout& sl, std::int64_t n) {

@@ -68,6 +68,14 @@ std::vector<Vec> row_echelon(std::span<const Vec> vs) {
 
 int rank(std::span<const Vec> vs) { return static_cast<int>(row_echelon(vs).size()); }
 
+Vec combine(std::span<const Vec> columns, std::uint64_t x) {
+  Vec r = 0;
+  for (std::size_t k = 0; k < columns.size() && k < 64; ++k) {
+    if (x >> k & 1) r ^= columns[k];
+  }
+  return r;
+}
+
 bool in_span(std::span<const Vec> vs, Vec v) {
   for (Vec b : row_echelon(vs)) {
     if (v >> pivot(b) & 1) v ^= b;

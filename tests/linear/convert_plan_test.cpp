@@ -387,6 +387,14 @@ TEST(ConvertPlan, SharedRoundTrip_ReordersRegistersToWidenVectors) {
   EXPECT_TRUE(std::holds_alternative<RenameOp>(plan.ops.back()));
 }
 
+// linear_offsets: the row-major (2,4) tile's bits sit at 1, 2, 4; Swizzle<1,0,2> on it moves
+// index 4 to 5 (bit 2 carries bit 0 along); a padded row (offset 5 for index 4) is not linear.
+TEST(ConvertPlan, LinearOffsets_ByHand) {
+  EXPECT_EQ(linear_offsets({0, 1, 2, 3, 4, 5, 6, 7}), (std::vector<std::uint64_t>{1, 2, 4}));
+  EXPECT_EQ(linear_offsets({0, 1, 2, 3, 5, 4, 7, 6}), (std::vector<std::uint64_t>{1, 2, 5}));
+  EXPECT_EQ(linear_offsets({0, 1, 2, 3, 5, 6, 7, 8}), std::nullopt);
+}
+
 TEST(ConvertPlan, SharedLayoutHook_SwizzleIsUsed) {
   // TV-15: the 16x32 f32 transpose; Swizzle<4,1,4> removes the load conflicts.
   auto s = parse_axe_layout("S[(16,32):(1,1@lane)]");

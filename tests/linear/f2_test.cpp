@@ -43,6 +43,19 @@ TEST(F2, RowEchelon_Examples) {
   EXPECT_FALSE(f2::in_span(std::vector<Vec>{0b011, 0b110}, 0b001));
 }
 
+// combine is the linear map of its columns: bits 0 and 1 of 0b011 select 1 ^ 6 = 7; it is
+// additive over XOR (checked over every pair of 4-bit inputs).
+TEST(F2, Combine_IsTheLinearMapOfItsColumns) {
+  const std::vector<Vec> cols{1, 6, 8, 0b1010};
+  EXPECT_EQ(f2::combine(cols, 0b011), 7u);
+  EXPECT_EQ(f2::combine(cols, 0), 0u);
+  for (std::uint64_t x = 0; x < 16; ++x) {
+    for (std::uint64_t y = 0; y < 16; ++y) {
+      EXPECT_EQ(f2::combine(cols, x ^ y), f2::combine(cols, x) ^ f2::combine(cols, y));
+    }
+  }
+}
+
 TEST(F2, Solve_FreeVariablesAreZero) {
   EXPECT_EQ(f2::solve(std::vector<Vec>{1, 1, 2}, 3), Vec{0b101});
   EXPECT_EQ(f2::solve(std::vector<Vec>{1, 1, 2}, 4), std::nullopt);

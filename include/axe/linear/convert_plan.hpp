@@ -56,6 +56,10 @@ struct SharedLayout {
 };
 // The element offset of every row-major tile index x < n under `shared`.
 std::vector<std::int64_t> shared_offsets(const SharedLayout& shared, std::int64_t n);
+// The offset of each index bit (bit k: offsets[2^k]) when `offsets` (of a power-of-two tile) is
+// XOR-linear, offsets[x] == f2::combine(bits, x) for every x; nullopt otherwise (padded rows).
+// Example: the row-major tile of (2,4) gives {1, 2, 4}.
+std::optional<std::vector<std::uint64_t>> linear_offsets(const std::vector<std::int64_t>& offsets);
 // S[shape:row-major strides] over m, no swizzle. Example: (4,8) -> S[(4,8):(8,1)].
 SharedLayout row_major_shared(std::span<const std::int64_t> shape);
 

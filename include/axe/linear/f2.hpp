@@ -29,6 +29,10 @@ std::vector<Vec> row_echelon(std::span<const Vec> vs);
 // dim span(vs). Example: rank({1, 1, 2}) == 2.
 int rank(std::span<const Vec> vs);
 
+// The XOR of the columns selected by the set bits of x (a linear map applied to x).
+// Example: combine({1, 6, 8}, 0b011) == 7.
+Vec combine(std::span<const Vec> columns, std::uint64_t x);
+
 // v in span(vs). Example: in_span({0b011, 0b110}, 0b101) is true.
 bool in_span(std::span<const Vec> vs, Vec v);
 
