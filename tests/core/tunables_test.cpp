@@ -10,36 +10,15 @@
 #include <string>
 
 #include "axe/core/error.hpp"
+#include "support/test_support.hpp"
 
 namespace axe {
 namespace {
 
-// Sets a variable for the scope of one test and restores what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
+using test::error_of;
+using test::ScopedEnv;
 
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Tunables, EveryNameIsDeclaredOnceWithADocAndAReadableDefault) {
   std::set<std::string> names;

@@ -13,11 +13,14 @@
 #include <string>
 
 #include "axe/core/error.hpp"
+#include "support/test_support.hpp"
 
 namespace axe::cuda {
 namespace {
 
 namespace fs = std::filesystem;
+using axe::test::error_of;
+using axe::test::ScopedEnv;
 
 // What the code generator emits: no #include, extern "C" kernels, builtin vector types,
 // intrinsics and inline PTX.
@@ -36,27 +39,6 @@ extern "C" __global__ void axe_gen_iota(int* out, uint4* wide) {
 }
 )";
 
-// Sets a variable for the scope of one test and restores what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A fresh directory, removed with everything in it at the end of the test.
 struct TempDir {
@@ -82,14 +64,6 @@ void write_file(const fs::path& p, const std::string& bytes) {
   out << bytes;
 }
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 int files_in(const fs::path& dir) {
   int n = 0;

@@ -13,19 +13,9 @@
 #include "axe/core/error.hpp"
 #include "axe/runtime/runtime.hpp"
 #include "axe/exec/simulate.hpp"
+#include "support/test_support.hpp"
 
 namespace axe::test {
-
-// Runs f, returns the axe::Error message ("" if none was thrown).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 inline Runtime& rt() { return Runtime::current(); }
 
