@@ -5,9 +5,9 @@
 // time. Runs on the host backend without a GPU; exits non-zero on any mismatch.
 //
 //   axe-run -np 4 ./reshard [--mesh x=2,y=2] [--shape 16,12] [--dtype f64] [--quiet]
-#include <mpi.h>
-
+#include <bit>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "axe/runtime/control.hpp"
 #include "axe/runtime/dist_tensor.hpp"
 #include "axe/core/error.hpp"
 
@@ -177,20 +178,24 @@ int main(int argc, char** argv) {
         if (g.get(i) != x.get(i) && bad++ < 3)
           std::fprintf(stderr, "[rank %d] %s: element %lld is %g, expected %g\n", rt.rank(), name,
                        static_cast<long long>(i), g.get(i), x.get(i));
-      int any = 0;
-      MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-      mismatches += any;
-      return any;
+      // The most mismatches on any rank (the runtime's control plane: MPI, or TCP under torchrun).
+      std::uint64_t any[1] = {static_cast<std::uint64_t>(bad)};
+      rt.control().allreduce_max(any, "reshard: check");
+      mismatches += static_cast<int>(any[0]);
+      return static_cast<int>(any[0]);
     };
     check(t, "start");
     for (const auto& s : stages) {
       axe::PlanRequest req{t.layout(), s.layout, dt};
       if (rt.rank() == 0 && !quiet) std::printf("\n== %s\n%s", s.name, axe::to_string(axe::plan_all(req)).c_str());
       rt.barrier();
-      double t0 = MPI_Wtime();
+      const auto t0 = std::chrono::steady_clock::now();
       axe::DistTensor next = t.redistribute(s.layout);
-      double dt_s = MPI_Wtime() - t0, worst = 0;
-      MPI_Reduce(&dt_s, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      // The slowest rank's time: non-negative doubles order as their bits do.
+      std::uint64_t slowest[1] = {std::bit_cast<std::uint64_t>(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())};
+      rt.control().allreduce_max(slowest, "reshard: timing");
+      const double worst = std::bit_cast<double>(slowest[0]);
       int bad = check(next, s.name);
       if (rt.rank() == 0) {
         if (!quiet) std::printf("%s", next.visualize().c_str());

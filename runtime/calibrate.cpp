@@ -16,8 +16,8 @@
 
 #include "axe/core/bytes.hpp"
 #include "axe/core/error.hpp"
-#include "axe/runtime/mpi_transport.hpp"
 #include "axe/dist/placement.hpp"
+#include "axe/runtime/control.hpp"
 #include "axe/runtime/runtime.hpp"
 
 namespace axe {
@@ -136,7 +136,7 @@ std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> pla
   const std::size_t np = plans.size();
   std::vector<std::uint64_t> prepare(np);
   for (std::size_t i = 0; i < np; ++i) prepare[i] = be.needs_preparation(*plans[i]) ? 1 : 0;
-  rt.transport().allreduce_max(prepare, "timing plans (preparation)");
+  rt.control().allreduce_max(prepare, "timing plans (preparation)");
   // Round robin: run k of every plan, then run k+1, ... so that a slow period of a shared
   // machine hits every plan alike instead of whichever was being timed.
   const std::size_t n = static_cast<std::size_t>(iterations);
@@ -150,7 +150,7 @@ std::vector<double> time_plans(Runtime& rt, std::span<const RankPlan* const> pla
       be.synchronize();
       ns[i * n + it] = static_cast<std::uint64_t>((now_s() - t0) * 1e9 / repeats);
     }
-  rt.transport().allreduce_max(ns, "timing plans (slowest rank)");
+  rt.control().allreduce_max(ns, "timing plans (slowest rank)");
   std::vector<double> med(np);
   for (std::size_t i = 0; i < np; ++i) {
     auto b = ns.begin() + static_cast<std::ptrdiff_t>(i * n);
@@ -339,10 +339,10 @@ Calibration calibrate(Runtime& rt, const CalibrationOptions& options) {
   // would agree anyway; this also fixes the wall time and the date).
   std::string text = calibration_text(c, r.iterations, r.repeats);
   std::uint64_t len = text.size();
-  rt.transport().broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&len, 1)), 0,
+  rt.control().broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&len, 1)), 0,
                            "cost-model calibration");
   text.resize(static_cast<std::size_t>(len));
-  rt.transport().broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), 0,
+  rt.control().broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), 0,
                            "cost-model calibration");
   c.text = std::move(text);
   c.model = parse_cost_model_file(c.text, "(calibration)");
@@ -382,10 +382,10 @@ std::pair<int, std::string> read_on_root(Runtime& rt, const std::string& path) {
     }
     head[1] = text.size();
   }
-  rt.transport().broadcast(std::as_writable_bytes(std::span<std::uint64_t>(head, 2)), 0,
+  rt.control().broadcast(std::as_writable_bytes(std::span<std::uint64_t>(head, 2)), 0,
                            "cost model file");
   text.resize(static_cast<std::size_t>(head[1]));
-  rt.transport().broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), 0,
+  rt.control().broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), 0,
                            "cost model file");
   return {static_cast<int>(head[0]), text};
 }

@@ -216,6 +216,30 @@ void MpiTransport::broadcast(std::span<std::byte> data, int root, std::string_vi
   wait_all(std::span<MPI_Request>(&req, 1), what);
 }
 
+std::vector<std::vector<std::byte>> MpiTransport::allgather(std::span<const std::byte> mine, std::string_view what) {
+  check_usable(what);
+  if (mine.size() > (1u << 30)) fail(std::string(what) + ": all-gather of more than 1 GiB per rank");
+  const int n = static_cast<int>(mine.size());
+  const auto ranks = static_cast<std::size_t>(size_);
+  std::vector<int> counts(ranks), displs(ranks);
+  MPI_Request req;
+  AXE_MPI_CHECK(MPI_Iallgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_, &req));
+  wait_all(std::span<MPI_Request>(&req, 1), what);
+  long long total = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+    if (total > INT_MAX) fail(std::string(what) + ": all-gather of more than 2 GiB in all");
+  }
+  std::vector<std::byte> all(static_cast<std::size_t>(total));
+  AXE_MPI_CHECK(MPI_Iallgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm_,
+                                &req));
+  wait_all(std::span<MPI_Request>(&req, 1), what);
+  std::vector<std::vector<std::byte>> out(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) out[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+  return out;
+}
+
 void MpiTransport::barrier(std::string_view what) {
   check_usable(what);
   MPI_Request req;

@@ -1,6 +1,8 @@
 // Runtime bootstrap: MPI, local rank, tunables, backend choice, collective agreement.
 #include "axe/runtime/runtime.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,6 +17,7 @@
 #include "axe/core/backoff.hpp"
 #include "axe/core/error.hpp"
 #include "axe/runtime/mpi_transport.hpp"
+#include "axe/runtime/tcp_control.hpp"
 
 namespace axe {
 
@@ -154,6 +157,33 @@ bool wait_bounded(MPI_Request& req, double timeout_s) {
   }
 }
 
+// The start-up error of every rank ("" where fine) as one message: the failing ranks grouped by
+// message, in order of their lowest rank.
+std::string startup_failure(const std::vector<std::string>& errors) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  int failing = 0;
+  for (std::size_t r = 0; r < errors.size(); ++r) {
+    if (errors[r].empty()) continue;
+    ++failing;
+    const std::string& m = errors[r];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == m; });
+    if (it == groups.end()) groups.push_back({m, {static_cast<int>(r)}});
+    else it->second.push_back(static_cast<int>(r));
+  }
+  auto ranks_text = [](const std::vector<int>& v) {
+    std::string s = v.size() == 1 ? "rank " : "ranks ";
+    for (std::size_t i = 0; i < v.size() && i < 16; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    if (v.size() > 16) s += ",...";
+    return s;
+  };
+  std::string msg = "axe start-up failed on " + std::to_string(failing) + " of " + std::to_string(errors.size()) +
+                    " ranks: ";
+  for (std::size_t i = 0; i < groups.size() && i < 4; ++i)
+    msg += (i ? "; " : "") + ranks_text(groups[i].second) + ": " + groups[i].first;
+  if (groups.size() > 4) msg += "; and " + std::to_string(groups.size() - 4) + " other messages";
+  return msg;
+}
+
 // The first agreement of a Runtime, on MPI_COMM_WORLD, before any blocking collective: every rank
 // passes its start-up error ("" when fine). When any rank has one, every rank throws the same
 // axe::Error naming the failing ranks and their messages (ranks with the same message grouped):
@@ -191,26 +221,33 @@ void startup_agreement(int rank, int size, double timeout_s, const std::string& 
   AXE_MPI_CHECK(MPI_Iallgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
                                 MPI_COMM_WORLD, &req));
   wait(req);
-  // The failing ranks grouped by message, in order of their lowest rank.
-  std::vector<std::pair<std::string, std::vector<int>>> groups;
-  for (std::size_t r = 0; r < n; ++r) {
-    if (lens[r] == 0) continue;
-    std::string m = all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(lens[r]));
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == m; });
-    if (it == groups.end()) groups.push_back({std::move(m), {static_cast<int>(r)}});
-    else it->second.push_back(static_cast<int>(r));
-  }
-  auto ranks_text = [](const std::vector<int>& v) {
-    std::string s = v.size() == 1 ? "rank " : "ranks ";
-    for (std::size_t i = 0; i < v.size() && i < 16; ++i) s += (i ? "," : "") + std::to_string(v[i]);
-    if (v.size() > 16) s += ",...";
-    return s;
-  };
-  std::string msg = "axe start-up failed on " + std::to_string(failing) + " of " + std::to_string(size) + " ranks: ";
-  for (std::size_t i = 0; i < groups.size() && i < 4; ++i)
-    msg += (i ? "; " : "") + ranks_text(groups[i].second) + ": " + groups[i].first;
-  if (groups.size() > 4) msg += "; and " + std::to_string(groups.size() - 4) + " other messages";
-  fail(msg);
+  std::vector<std::string> errors(n);
+  for (std::size_t r = 0; r < n; ++r)
+    errors[r] = all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(lens[r]));
+  fail(startup_failure(errors));
+}
+
+// Under torchrun without MPI: WORLD_SIZE set and not 1 (one process is MPI's singleton), no MPI
+// launcher's rank variables, and MPI not initialised.
+bool torchrun_without_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "PMIX_RANK"})
+    if (environment(v)) return false;
+  const auto world = environment("WORLD_SIZE");
+  if (!world || *world == "1") return false;
+  int inited = 0;
+  MPI_Initialized(&inited);
+  return !inited;
+}
+
+// A torchrun variable as an integer in [lo, hi]; throws naming it.
+int torchrun_int(const char* name, int lo, int hi) {
+  const std::string v = environment(name).value_or("");
+  char* end = nullptr;
+  const long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || x < lo || x > hi)
+    fail(std::string(name) + "='" + v + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
+         " (torchrun's environment)");
+  return static_cast<int>(x);
 }
 }  // namespace
 
@@ -236,6 +273,10 @@ std::vector<std::string> registered_backends() {
 // ---- runtime ------------------------------------------------------------------------------
 
 Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
+  if (torchrun_without_mpi()) {
+    start_tcp(options);
+    return;
+  }
   int inited = 0;
   MPI_Initialized(&inited);
   if (!inited) {
@@ -275,6 +316,7 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
     MPI_Comm_free(&node);
     if (lr >= 0) local_rank_ = lr;
     transport_ = std::make_unique<MpiTransport>(MPI_COMM_WORLD, timeout_s_);
+    control_ = transport_.get();
 
     previous_ = g_current;
     g_current = this;
@@ -303,6 +345,91 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
     if (owns_mpi_) finalize_mpi_at_exit();
     throw;
   }
+}
+
+// Under torchrun without MPI (see runtime.hpp): the same start-up as with MPI, over a TCP
+// rendezvous at rank 0. RANK and WORLD_SIZE must be right on every rank (they are the
+// rendezvous); every other start-up error is agreed on and raised on every rank alike.
+void Runtime::start_tcp(const RuntimeOptions& options) {
+  rank_ = torchrun_int("RANK", 0, 1 << 20);
+  size_ = torchrun_int("WORLD_SIZE", 1, 1 << 20);
+  const auto master = environment("MASTER_ADDR");
+  if (!master || master->empty())
+    fail("WORLD_SIZE=" + std::to_string(size_) +
+         " without an MPI launcher, but MASTER_ADDR is not set: launch with torchrun (which sets RANK, WORLD_SIZE, "
+         "MASTER_ADDR and MASTER_PORT) or with mpirun (launch/axe-run -np N ...)");
+  if (rank_ >= size_)
+    fail("RANK=" + std::to_string(rank_) + " is not a rank of WORLD_SIZE=" + std::to_string(size_) +
+         " (torchrun's environment)");
+  std::string local_error;
+  int lr = options.local_rank, port = 0;
+  BackendEntry chosen;
+  try {
+    check_tunables();
+    timeout_s_ = options.timeout_s > 0 ? options.timeout_s : tunable_seconds("AXE_TIMEOUT_S");
+  } catch (const std::exception& e) {
+    local_error = e.what();
+    timeout_s_ = default_timeout_s();
+  }
+  // The port is the rendezvous itself: a bad one fails here, on the ranks that have it.
+  port = tunable_set("AXE_RENDEZVOUS_PORT") && local_error.empty()
+             ? static_cast<int>(tunable_int("AXE_RENDEZVOUS_PORT"))
+             : torchrun_int("MASTER_PORT", 1, 65534) + 1;
+  if (local_error.empty()) {
+    try {
+      if (lr < 0) lr = local_rank_env("LOCAL_RANK");
+      if (lr < 0 && tunable_set("AXE_LOCAL_RANK")) lr = static_cast<int>(tunable_int("AXE_LOCAL_RANK"));
+      chosen = choose_backend(options.backend.empty() ? tunable("AXE_BACKEND") : options.backend, rank_);
+      if (chosen.name == "host")
+        fail("the host backend moves its data over MPI, and this job was started by torchrun without an MPI "
+             "launcher: use the cuda backend (GPUs, AXE_BACKEND=cuda), or launch with mpirun (launch/axe-run -np N ...)");
+    } catch (const std::exception& e) {
+      local_error = e.what();
+    }
+  }
+  tcp_ = std::make_unique<TcpControl>(TcpRendezvous{*master, port, rank_, size_, timeout_s_});
+  control_ = tcp_.get();
+  try {
+    // One all-gather: every rank's host name (the local ranks) and start-up error.
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const std::string mine = std::string(host) + '\0' + local_error.substr(0, 1000);
+    const auto all = control_->allgather(std::as_bytes(std::span<const char>(mine.data(), mine.size())), "start-up agreement");
+    std::vector<std::string> hosts, errors;
+    for (const auto& b : all) {
+      const std::string t(reinterpret_cast<const char*>(b.data()), b.size());
+      const std::size_t z = t.find('\0');
+      hosts.push_back(t.substr(0, z));
+      errors.push_back(z == std::string::npos ? std::string() : t.substr(z + 1));
+    }
+    if (std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); }))
+      fail(startup_failure(errors));
+    local_rank_ = 0;
+    local_size_ = 0;
+    for (int r = 0; r < size_; ++r)
+      if (hosts[static_cast<std::size_t>(r)] == hosts[static_cast<std::size_t>(rank_)]) {
+        if (r < rank_) ++local_rank_;
+        ++local_size_;
+      }
+    if (lr >= 0) local_rank_ = lr;
+    previous_ = g_current;
+    g_current = this;
+    backend_ = chosen.make(*this);
+    init_cost_model(options);
+  } catch (...) {
+    if (g_current == this) g_current = previous_;
+    backend_.reset();
+    tcp_.reset();
+    control_ = nullptr;
+    throw;
+  }
+}
+
+MpiTransport& Runtime::transport() {
+  if (!transport_)
+    fail("this operation needs MPI (the host backend's transport), and the job was started by torchrun without "
+         "an MPI launcher; launch with mpirun (launch/axe-run -np N ...)");
+  return *transport_;
 }
 
 namespace {
@@ -340,6 +467,7 @@ Runtime::~Runtime() {
   const bool bad = failed();
   backend_.reset();
   transport_.reset();
+  tcp_.reset();
   // After a timeout a peer may never answer: MPI_Finalize would block on it. The error was
   // already thrown (and reported) on this rank; at shutdown the job is ended through the launcher
   // with MPI_Abort, which mpirun handles reliably (a plain exit without MPI_Finalize can leave
@@ -358,10 +486,10 @@ Runtime& Runtime::current() {
 }
 
 bool Runtime::failed() const {
-  return (transport_ && transport_->failed()) || (backend_ && backend_->failed());
+  return (control_ && control_->control_failed()) || (backend_ && backend_->failed());
 }
 
-void Runtime::barrier() { transport_->barrier("barrier"); }
+void Runtime::barrier() { control_->barrier("barrier"); }
 
 void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
                     std::string_view description, std::uint64_t* flag) {
@@ -382,15 +510,15 @@ void Runtime::agree(std::string_view what, const std::string& local_error, std::
   if (flags.size() > 8) fail(std::string(what) + ": at most 8 agreement flags, " + std::to_string(flags.size()) + " given");
   std::uint64_t v[3 + 8] = {error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp};
   std::copy(flags.begin(), flags.end(), v + 3);
-  transport_->allreduce_max(std::span<std::uint64_t>(v, 3 + flags.size()), std::string(what) + " (agreement)");
+  control_->allreduce_max(std::span<std::uint64_t>(v, 3 + flags.size()), std::string(what) + " (agreement)");
   std::copy(v + 3, v + 3 + flags.size(), flags.begin());
   if (v[0] != 0) {
     const int bad = size_ - static_cast<int>(v[0]);
     std::uint64_t len = bad == rank_ ? error.size() : 0;
-    transport_->broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&len, 1)), bad, what);
+    control_->broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&len, 1)), bad, what);
     std::string msg(static_cast<std::size_t>(len), '\0');
     if (bad == rank_) msg = error;
-    transport_->broadcast(std::as_writable_bytes(std::span<char>(msg.data(), msg.size())), bad, what);
+    control_->broadcast(std::as_writable_bytes(std::span<char>(msg.data(), msg.size())), bad, what);
     if (!error.empty() && bad != rank_)
       fail(std::string(what) + ": " + error + " (rank " + std::to_string(rank_) + "; lowest failing rank " +
            std::to_string(bad) + ")");

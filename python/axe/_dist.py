@@ -45,13 +45,6 @@ def init(backend=None, timeout_s=None):
         torch = sys.modules.get("torch")
         cuda = torch is not None and torch.cuda.is_available() and "cuda" in _axe._backends()
         backend = "cuda" if cuda else "host"
-    world = os.environ.get("WORLD_SIZE", "1")
-    if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_RANK" not in os.environ and \
-            "PMIX_RANK" not in os.environ and world != "1":
-        raise Error(
-            "axe.init: WORLD_SIZE=%s but no MPI launcher (torchrun?): axe's runtime bootstraps from MPI; "
-            "launch with mpirun (launch/axe-run -np %s python ...). A TCP rendezvous for torchrun is not "
-            "implemented yet" % (os.environ["WORLD_SIZE"], os.environ["WORLD_SIZE"]))
     _axe._init(backend or "", float(timeout_s or 0))
 
 

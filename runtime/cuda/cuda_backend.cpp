@@ -20,7 +20,7 @@
 #include "axe/cuda/peer_comm.hpp"
 #include "axe/core/error.hpp"
 #include "axe/core/tunables.hpp"
-#include "axe/runtime/mpi_transport.hpp"
+#include "axe/runtime/control.hpp"
 #include "axe/runtime/runtime.hpp"
 
 namespace axe::cuda {
@@ -89,8 +89,8 @@ std::string memory_type_text(cudaMemoryType t) {
   return "memory of unknown type";
 }
 
-// Every rank's host and GPU (UUID), all-gathered over `comm`.
-std::vector<RankPlace> gather_places(MPI_Comm comm, int device) {
+// Every rank's host and GPU (UUID), all-gathered over the runtime's control plane.
+std::vector<RankPlace> gather_places(Control& control, int device) {
   cudaDeviceProp prop{};
   AXE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   std::array<char, 256> mine{};
@@ -99,15 +99,11 @@ std::vector<RankPlace> gather_places(MPI_Comm comm, int device) {
   char* gpu = mine.data() + 128;
   for (int i = 0; i < 16; ++i)
     std::snprintf(gpu + 2 * i, 3, "%02x", static_cast<unsigned char>(prop.uuid.bytes[i]));
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  std::vector<char> all(static_cast<std::size_t>(size) * mine.size());
-  const int rc = MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
-                               static_cast<int>(mine.size()), MPI_CHAR, comm);
-  if (rc != MPI_SUCCESS) fail("cuda backend: MPI_Allgather of the ranks' GPUs failed (MPI error " + std::to_string(rc) + ")");
-  std::vector<RankPlace> places(static_cast<std::size_t>(size));
+  const auto all = control.allgather(std::as_bytes(std::span<const char>(mine)), "cuda backend: the ranks' GPUs");
+  std::vector<RankPlace> places(all.size());
   for (std::size_t r = 0; r < places.size(); ++r) {
-    const char* p = all.data() + r * mine.size();
+    if (all[r].size() != mine.size()) fail("cuda backend: rank " + std::to_string(r) + " sent a malformed GPU description");
+    const char* p = reinterpret_cast<const char*>(all[r].data());
     places[r] = {std::string(p), "GPU-" + std::string(p + 128)};
   }
   return places;
@@ -178,13 +174,13 @@ class CudaBackend : public Backend {
     synchronize();
   }
 
-  // Host work first (checks, plan preparation, one bounded MPI agreement, communicator splits
+  // Host work first (checks, plan preparation, one bounded agreement, communicator splits
   // for a freshly prepared plan), then every step enqueued on stream_; no wait on the device.
   void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
     std::string err = check_buffers(plan, src, dst);
     if (err.empty() && !executor_) {
       // First execute: every rank gets here together (DistTensor runs each plan on every rank),
-      // so the MPI broadcast of the NCCL unique id inside NcclComm is matched.
+      // so the broadcast of the NCCL unique id over the control plane is matched.
       try {
         AXE_CUDA_CHECK(cudaSetDevice(device_));
         connect_transport();
@@ -205,7 +201,7 @@ class CudaBackend : public Backend {
     // prepared the plan now (then every rank joins the communicator splits of connect()).
     const auto size = static_cast<std::uint64_t>(rt_.size());
     std::uint64_t v[2] = {err.empty() ? 0 : size - static_cast<std::uint64_t>(rt_.rank()), fresh ? 1u : 0u};
-    rt_.transport().allreduce_max(v, "cuda backend: plan preparation");
+    rt_.control().allreduce_max(v, "cuda backend: plan preparation");
     if (v[0] != 0) {
       const auto bad = static_cast<std::int64_t>(size - v[0]);
       if (!err.empty()) fail("cuda backend: " + err);
@@ -259,13 +255,16 @@ class CudaBackend : public Backend {
   // Collective over the world, called by every rank at its first execute. Every decision is
   // made from all-gathered facts, so all ranks decide alike.
   void connect_transport() {
-    MPI_Comm world = rt_.transport().comm();
-    const auto places = gather_places(world, device_);
+    Control& control = rt_.control();
+    const auto places = gather_places(control, device_);
     const TransportChoice choice = choose_transport(static_cast<int>(tunable_int("AXE_PEER_TRANSPORT")), places);
     std::string note = choice.note;
     if (choice.peer) {
       try {
-        peer_ = std::make_unique<PeerComm>(world, device_, rt_.timeout_s());
+        PeerComm::AllGather allgather = [&control](std::span<const std::byte> mine) {
+          return control.allgather(mine, "peer transport: handles");
+        };
+        peer_ = std::make_unique<PeerComm>(std::move(allgather), rt_.rank(), rt_.size(), device_, rt_.timeout_s());
       } catch (const PeerUnavailable& e) {
         if (choice.shared) throw;  // NCCL cannot carry ranks that share a GPU
         note = std::string(e.what()) + "; NCCL moves the data";
@@ -274,7 +273,10 @@ class CudaBackend : public Backend {
     if (peer_) {
       executor_ = std::make_unique<CudaExecutor>(peer_.get(), stream_);
     } else {
-      comm_ = std::make_unique<NcclComm>(world, device_, rt_.timeout_s());
+      ncclUniqueId id{};
+      if (rt_.rank() == 0) id = NcclComm::unique_id();
+      control.broadcast(std::as_writable_bytes(std::span<ncclUniqueId>(&id, 1)), 0, "cuda backend: NCCL unique id");
+      comm_ = std::make_unique<NcclComm>(id, rt_.rank(), rt_.size(), device_, rt_.timeout_s());
       executor_ = std::make_unique<CudaExecutor>(comm_.get(), stream_);
     }
     if (!note.empty() && rt_.rank() == 0) std::fprintf(stderr, "axe: %s\n", note.c_str());

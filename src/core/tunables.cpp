@@ -25,7 +25,9 @@ constexpr Tunable kTable[] = {
      "seconds any wait on a peer may take before it fails on every rank with an error"},
     {"AXE_LOCAL_RANK", K::Integer, "", 0, 1 << 20, "runtime",
      "local rank on the node (GPU index) when the launcher sets neither `OMPI_COMM_WORLD_LOCAL_RANK` nor "
-     "`SLURM_LOCALID`"},
+     "`SLURM_LOCALID` (nor torchrun's `LOCAL_RANK`)"},
+    {"AXE_RENDEZVOUS_PORT", K::Integer, "", 1, 65535, "runtime",
+     "under torchrun without MPI: the TCP port rank 0 listens on for axe's rendezvous; empty: `MASTER_PORT` + 1"},
     {"AXE_CALIBRATE", K::Path, "", 0, 0, "runtime",
      "cost-model calibration file: loaded when it matches this world (backend, ranks, mesh, sizes), else "
      "measured at start-up (about a second) and written there; empty: no calibration"},

@@ -1,5 +1,6 @@
-"""axe.init() in a fresh process (singleton MPI, no launcher): bad settings and a torchrun-style
-environment raise one clear axe.Error; layouts work without init; finalize is idempotent."""
+"""axe.init() in fresh processes (singleton MPI, no launcher): bad settings raise one clear
+axe.Error; torchrun-style ranks meet over axe's TCP rendezvous; layouts work without init;
+finalize is idempotent."""
 import os
 import subprocess
 import sys
@@ -26,9 +27,33 @@ def test_bad_setting_is_an_axe_error():
     assert rc == 0 and "ERR axe start-up failed on 1 of 1 ranks: rank 0: AXE_TIMEOUT_S='abc'" in out and "False" in out
 
 
-def test_torchrun_without_mpi_says_so():
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_torchrun_without_mpi_rendezvous_and_host_backend_error():
+    # Two ranks as torchrun starts them: they meet over axe's TCP rendezvous and agree on one
+    # error, since the host backend (no torch here) moves its data over MPI.
+    code = "import axe\ntry:\n    axe.init()\nexcept axe.Error as e:\n    print('ERR', e)"
+    port = str(free_port())
+    e = dict(os.environ)
+    for k in ("OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMIX_RANK", "PMI_SIZE", "AXE_BACKEND"):
+        e.pop(k, None)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=dict(e, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2",
+                                                  MASTER_ADDR="127.0.0.1", MASTER_PORT=port, AXE_TIMEOUT_S="30"))
+             for r in range(2)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    for out in outs:
+        assert "ERR axe start-up failed on 2 of 2 ranks: ranks 0,1: the host backend moves its data over MPI" in out, out
+
+
+def test_world_size_without_master_addr_says_so():
     rc, out = run("import axe\ntry:\n    axe.init()\nexcept axe.Error as e:\n    print('ERR', e)", WORLD_SIZE="4", RANK="0")
-    assert rc == 0 and "ERR axe.init: WORLD_SIZE=4 but no MPI launcher" in out
+    assert rc == 0 and "ERR WORLD_SIZE=4 without an MPI launcher, but MASTER_ADDR is not set" in out, out
 
 
 def test_single_process_and_finalize():

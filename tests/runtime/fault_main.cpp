@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     const double s = std::chrono::duration<double>(clock::now() - t0).count();
     const char* launcher_rank = std::getenv("OMPI_COMM_WORLD_RANK");  // no Runtime: it failed to start
+    if (!launcher_rank) launcher_rank = std::getenv("RANK");          // torchrun
     const std::string rank = rt ? std::to_string(rt->rank()) : launcher_rank ? launcher_rank : "?";
     std::fprintf(stderr, "[rank %s] error after %.1f s: %s\n", rank.c_str(), s, e.what());
     return 3;

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "axe/exec/executor.hpp"
+#include "axe/runtime/control.hpp"
 
 namespace axe {
 
@@ -70,7 +71,7 @@ struct CollectiveCounts {
   std::int64_t native() const { return all_gather + all_to_all + reduce_scatter + all_reduce + broadcast; }
 };
 
-class MpiTransport : public Transport {
+class MpiTransport : public Transport, public Control {
  public:
   // Duplicates `comm` (errors return instead of aborting). Collective over `comm`.
   MpiTransport(MPI_Comm comm, double timeout_s);
@@ -111,10 +112,14 @@ class MpiTransport : public Transport {
   }
   void end_plan() { plan_ = nullptr; }
 
-  // Bounded collectives over the whole communicator (used by the runtime's agreement checks).
-  void allreduce_max(std::span<std::uint64_t> values, std::string_view what);
-  void broadcast(std::span<std::byte> data, int root, std::string_view what);
-  void barrier(std::string_view what);
+  // The control plane (control.hpp): bounded collectives over the whole communicator.
+  int control_rank() const override { return rank_; }
+  int control_size() const override { return size_; }
+  bool control_failed() const override { return failed_; }
+  void allreduce_max(std::span<std::uint64_t> values, std::string_view what) override;
+  void broadcast(std::span<std::byte> data, int root, std::string_view what) override;
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine, std::string_view what) override;
+  void barrier(std::string_view what) override;
 
   // Waits for collective `reqs` until the deadline; on expiry abandons them (collectives cannot
   // be cancelled), marks the transport failed and throws axe::Error "rank R: WHAT timed out

@@ -14,6 +14,15 @@
 //     auto r = t.redistribute({axe::Replicate(), axe::Replicate()});   // all-gather
 //   }                                               // ~Runtime finalizes MPI
 //
+// Under torchrun without an MPI launcher (WORLD_SIZE set and not 1, with RANK, MASTER_ADDR and
+// MASTER_PORT; none of Open MPI's, PMI's or PMIx's rank variables; MPI not initialised) the
+// runtime does not use MPI at all: rank and size come from RANK and WORLD_SIZE, the local rank from LOCAL_RANK (else
+// from the ranks' host names), and the control plane is a TCP rendezvous at rank 0
+// (tcp_control.hpp) on MASTER_ADDR, port AXE_RENDEZVOUS_PORT (default MASTER_PORT + 1: torchrun's
+// own store holds MASTER_PORT). The cuda backend needs nothing else (NCCL's unique id and the
+// peer transport's handles travel over it); the host backend moves its data over MPI and is
+// then a clear error on every rank, as is transport().
+//
 // After a timeout of the MPI transport, or a failure of the backend (Backend::failed(): NCCL
 // error or timeout, communicators aborted), the runtime is unusable (failed() is true): later
 // operations throw at once (on every rank: a failed backend reports itself in agree()),
@@ -43,6 +52,7 @@ struct RuntimeOptions {
   CalibrationOptions calibration;  // sizes, iterations, mesh of a calibration
 };
 
+class Control;
 class MpiTransport;
 
 class Runtime {
@@ -71,7 +81,12 @@ class Runtime {
   double timeout_s() const { return timeout_s_; }
   Backend& backend() { return *backend_; }
   const Backend& backend() const { return *backend_; }
-  MpiTransport& transport() { return *transport_; }
+  // The MPI transport (the host backend's data path); axe::Error under torchrun without MPI.
+  MpiTransport& transport();
+  // The control plane: the MPI transport, or the TCP rendezvous under torchrun (control.hpp).
+  Control& control() { return *control_; }
+  // "mpi", or "tcp" under torchrun without an MPI launcher.
+  std::string_view bootstrap() const { return tcp_ ? "tcp" : "mpi"; }
   bool failed() const;
 
   // Collective agreement before an operation `what`: every rank passes its own error ("" when
@@ -112,11 +127,14 @@ class Runtime {
 
  private:
   void init_cost_model(const RuntimeOptions& options);
+  void start_tcp(const RuntimeOptions& options);
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   double timeout_s_ = 300;
   bool owns_mpi_ = false;
-  std::unique_ptr<MpiTransport> transport_;
+  std::unique_ptr<MpiTransport> transport_;  // null under torchrun without MPI
+  std::unique_ptr<Control> tcp_;             // under torchrun without MPI
+  Control* control_ = nullptr;               // transport_ or tcp_
   std::unique_ptr<Backend> backend_;
   Runtime* previous_ = nullptr;
   CostModel cost_model_;
