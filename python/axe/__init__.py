@@ -35,7 +35,7 @@ from ._axe import (  # noqa: E402  (re-exported C++ values and functions)
     Error, ParseError, Layout, Placement, Mesh, AxisPlacement, DistLayout, Plan, RankPlan, Step,
     Simulation, Shard, Replicate, Partial, parse_placements, shard, plan, simulate, canonicalize,
     equivalent, storage, group, tile, tile_of, slice, direct_sum, project, check_valid, is_valid,
-    cute, HAVE_RUNTIME,
+    cute, linear, HAVE_RUNTIME,
 )
 from ._dist import (  # noqa: E402
     DistTensor, init, finalize, is_initialized, rank, world_size, local_rank, backend, barrier,
@@ -48,7 +48,7 @@ __all__ = [
     "Error", "ParseError", "Layout", "Placement", "Mesh", "AxisPlacement", "DistLayout", "Plan",
     "RankPlan", "Step", "Simulation", "Shard", "Replicate", "Partial", "parse_placements", "shard",
     "plan", "simulate", "canonicalize", "equivalent", "storage", "group", "tile", "tile_of", "slice",
-    "direct_sum", "project", "check_valid", "is_valid", "cute", "DistTensor", "init", "finalize",
+    "direct_sum", "project", "check_valid", "is_valid", "cute", "linear", "DistTensor", "init", "finalize",
     "is_initialized", "rank", "world_size", "local_rank", "backend", "barrier", "distribute",
     "from_local", "visualize", "DTYPES", "init_device_mesh", "distribute_tensor",
     "visualize_sharding",
