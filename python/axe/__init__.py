@@ -43,6 +43,9 @@ from ._dist import (  # noqa: E402
     visualize_sharding,
 )
 
+# `import axe.linear` and `from axe.linear import LinearLayout` find the extension's submodule.
+_sys.modules[__name__ + ".linear"] = linear
+
 __version__ = "0.1.0"
 __all__ = [
     "Error", "ParseError", "Layout", "Placement", "Mesh", "AxisPlacement", "DistLayout", "Plan",

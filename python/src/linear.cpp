@@ -36,7 +36,7 @@ std::string repr_of(nb::handle h) {
 
 std::string ints_text(const std::vector<std::int64_t>& v) {
   std::string s = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s + ")";
 }
 
@@ -427,6 +427,10 @@ void bind_linear(nb::module_& m) {
            new (self) LinearLayout(linear::parse_linear_layout(nb::cast<std::string>(bases)));
            return;
          }
+         if (!nb::isinstance<nb::dict>(bases) && !nb::isinstance<nb::sequence>(bases))
+           throw nb::type_error(
+               ("LinearLayout: expected the text form or (bases, outs), got " + repr_of(bases))
+                   .c_str());
          if (outs.is_none()) fail("LinearLayout: (bases, outs) needs the output dims");
          auto in = bases_in(bases);
          bool names = !nb::isinstance<nb::dict>(outs) && !nb::isinstance<nb::str>(outs);
