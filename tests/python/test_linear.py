@@ -755,6 +755,12 @@ def test_bad_inputs_raise_clean_errors():
         (lambda: ll.convert_plan(STORE, LOAD, (16, 32), shared=ll.row_major_linear((16, 32)),
                                  swizzle=(1, 0, 1)), axe.Error),
         (lambda: ll.convert_plan(STORE, LOAD, (16, 32), shared=3.0), TypeError),
+        # A shared layout must place every element at its own offset in m.
+        (lambda: ll.convert_plan(STORE, LOAD, (16, 32), shared="S[(16,32):(1@lane,16)]"),
+         axe.Error),
+        (lambda: ll.convert_plan(STORE, LOAD, (16, 32), shared="S[(16,32):(0,16)]"), axe.Error),
+        (lambda: ll.convert_plan(STORE, LOAD, (16, 32), shared="S[(16,16):(16,1)]"), axe.Error),
+        (lambda: ll.slice_layout(LL("{a: [(1,0),(0,1)]} -> [dim0:2, ab:2]"), 0), axe.Error),
         (lambda: ll.convert_plan(STORE, "S[(16,32):(1,1@warp)]", (16, 32)), axe.Error),
         (lambda: ll.convert_plan(STORE, LOAD, "16,32"), axe.Error),
     ]:
