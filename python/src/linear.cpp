@@ -53,6 +53,13 @@ nb::tuple coordinate_out(const LinearLayout::Basis& b) {
   return ints_out(std::vector<std::int64_t>(b.rbegin(), b.rend()));
 }
 
+// A (name, value) pair from any sequence of two items (a tuple, or a list as JSON gives).
+nb::tuple pair_in(nb::handle x, const char* what) {
+  if (nb::isinstance<nb::str>(x) || !nb::isinstance<nb::sequence>(x) || nb::len(x) != 2)
+    fail(std::string(what) + ": expected a (name, value) pair, got " + repr_of(x));
+  return nb::tuple(nb::steal(PySequence_Tuple(x.ptr())));
+}
+
 // One name or a sequence of names.
 std::vector<std::string> names_in(nb::handle h, const char* what) {
   if (nb::isinstance<nb::str>(h)) return {nb::cast<std::string>(h)};
@@ -84,9 +91,7 @@ std::vector<std::pair<std::string, std::int64_t>> dims_in(nb::handle h, const ch
         (std::string(what) + ": expected {name: size} or (name, size) pairs, got a string")
             .c_str());
   for (nb::handle x : h) {
-    nb::tuple t = nb::cast<nb::tuple>(x);
-    if (t.size() != 2)
-      fail(std::string(what) + ": each dim is a (name, size) pair, got " + repr_of(x));
+    nb::tuple t = pair_in(x, what);
     v.emplace_back(nb::cast<std::string>(t[0]), nb::cast<std::int64_t>(t[1]));
   }
   return v;
@@ -126,9 +131,7 @@ LinearLayout::InBases bases_in(nb::handle h) {
     return v;
   }
   for (nb::handle x : h) {
-    nb::tuple t = nb::cast<nb::tuple>(x);
-    if (t.size() != 2)
-      fail("LinearLayout: each input dim is a (name, bases) pair, got " + repr_of(x));
+    nb::tuple t = pair_in(x, "LinearLayout: an input dim");
     one(t[0], t[1]);
   }
   return v;
