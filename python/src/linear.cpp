@@ -786,6 +786,20 @@ void bind_linear(nb::module_& m) {
       "smem: an axe.Layout over m (or its text), a LinearLayout m -> tile (invertible) or the\n"
       "element offset of every row-major index; access: an axe.Layout or a thread-layout spec.");
 
+  m.def(
+      "f2_wavefronts",
+      [](nb::handle smem, nb::handle access, nb::handle shape,
+         nb::handle swizzle) -> std::optional<std::int64_t> {
+        auto s = to_shape(shape, "shape");
+        AxeLayout sm = nb::isinstance<AxeLayout>(smem)
+                           ? nb::cast<AxeLayout>(smem)
+                           : parse_axe_layout(nb::cast<std::string>(smem));
+        return linear::f2_wavefronts(sm, threads_in(access, s, "access"), s, swizzle_in(swizzle));
+      },
+      nb::arg("smem"), nb::arg("access"), nb::arg("shape"), nb::arg("swizzle") = nb::none(),
+      "The F2 formula's wavefronts per instruction for 4-byte scalar accesses, or None where it "
+      "does\nnot apply (a layout not F2-linear, smem not invertible on the tile, ...).");
+
   // Swizzles.
   nb::class_<linear::AccessCost>(m, "AccessCost",
                                  "One side's accesses: vector_bytes, instructions (per warp), "

@@ -215,6 +215,9 @@ def test_tv15_banks():
     assert ld.f2_wavefronts == 16
     sw = ll.banks(rm, LOAD, (16, 32), "f32", swizzle=(4, 1, 4))
     assert sw.per_instruction == [1] * 16 and sw.f2_wavefronts == 1
+    assert ll.f2_wavefronts(rm, LOAD, (16, 32)) == 16
+    assert ll.f2_wavefronts(axe.Layout(rm), LOAD, (16, 32), swizzle="Sw<4,1,4>") == 1
+    assert ll.f2_wavefronts("S[(16,32):(33,1)]", LOAD, (16, 32)) is None  # padded rows: not F2
     # Offsets given explicitly: 32 m + (n ^ 2m), the same placement as Sw<4,1,4>.
     offsets = [32 * m + (n ^ (2 * m)) for m in range(16) for n in range(32)]
     assert ll.banks(offsets, LOAD, (16, 32)).per_instruction == sw.per_instruction
