@@ -6,6 +6,7 @@ Layouts (no MPI needed)::
     >>> l = axe.Layout("S[(8,2,4,2):(4@lane,1@warp,1@lane,1)] + R[2:4@warp] + 5@warp")
     >>> [str(p) for p in l.forward((2, 9), shape=(8, 16))]      # doctest: +SKIP
     >>> print(axe.plan((64, 128), axe.Mesh(dp=2, tp=2), "S(0),S(1)", "S(1),S(0)"))
+    >>> print(axe.linear.convert_plan("mma:2,2", "blocked:1,4/8,4/4,1/1,0", (32, 32)))
 
 Distributed tensors, one process per rank under ``mpirun`` (``launch/axe-run``)::
 

@@ -442,8 +442,8 @@ void bind_linear(nb::module_& m) {
       "form),\n"
       "LinearLayout({'in': [1, 2]}, ['out']) (output sizes inferred) or\n"
       "LinearLayout({'in': [1, 2]}, [('out', 8)], require_surjective=False). Dims are listed\n"
-      "minor-to-major. Immutable; == is structural (dims, sizes, order, bases); repr "
-      "round-trips.");
+      "minor-to-major; the text form is taken as written (it need not be surjective).\n"
+      "Immutable; == is structural (dims, sizes, order, bases); repr round-trips.");
   L.def(
        "__init__",
        [](LinearLayout* self, nb::handle bases, nb::handle outs, bool require_surjective) {
