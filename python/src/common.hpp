@@ -25,6 +25,7 @@ namespace axe::py {
 void bind_errors(nb::module_& m);
 void bind_layout(nb::module_& m);
 void bind_cute(nb::module_& m);
+void bind_linear(nb::module_& m);
 void bind_dist(nb::module_& m);
 void bind_plan(nb::module_& m);
 void bind_runtime(nb::module_& m);

@@ -74,12 +74,17 @@ std::vector<std::int64_t> to_shape(nb::handle h, const char* what) {
 }  // namespace axe::py
 
 NB_MODULE(_axe, m) {
-  m.doc() = "axe: Axe layouts, CuTe layouts, the redistribution planner and distributed tensors";
+  m.doc() =
+      "axe: Axe layouts, CuTe layouts, F2 linear layouts, the redistribution planner and "
+      "distributed tensors";
   axe::py::bind_errors(m);
   axe::py::bind_layout(m);
   nb::module_ cute = m.def_submodule(
       "cute", "CuTe layouts, their algebra and swizzles (colexicographic, as NVIDIA CuTe)");
   axe::py::bind_cute(cute);
+  nb::module_ linear = m.def_submodule(
+      "linear", "F2 linear layouts, thread layouts, the bank model, swizzles and conversion plans");
+  axe::py::bind_linear(linear);
   axe::py::bind_dist(m);
   axe::py::bind_plan(m);
   axe::py::bind_runtime(m);
