@@ -318,12 +318,16 @@ struct Prepared {
   std::string text;
   std::shared_ptr<const RankPlan> plan;
   std::optional<ContiguousRun> view;  // view_run(*plan)
+  // Once every rank has agreed on this request and has its plan ready: later calls skip the
+  // agreement (unless AXE_AGREE_EACH_CALL=1), remembering whether every rank took a view.
+  bool agreed = false;
+  bool all_view = false;
 };
 
-const Prepared* find_prepared(const Runtime& rt, const DistLayout& from, const DistLayout& to, DType dtype,
+Prepared* find_prepared(const Runtime& rt, const DistLayout& from, const DistLayout& to, DType dtype,
                               std::vector<Prepared>& memo) {
   for (std::size_t i = 0; i < memo.size(); ++i) {
-    const Prepared& e = memo[i];
+    Prepared& e = memo[i];
     if (e.rt == &rt && e.cost_version == rt.cost_model_version() && e.dtype == dtype && e.from == from && e.to == to) {
       if (i > 0) std::rotate(memo.begin(), memo.begin() + static_cast<std::ptrdiff_t>(i),
                              memo.begin() + static_cast<std::ptrdiff_t>(i) + 1);
@@ -363,7 +367,8 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   std::string text, err;
   std::shared_ptr<const RankPlan> plan;
   std::optional<ContiguousRun> run;
-  if (const Prepared* hit = find_prepared(rt, layout_, to, dtype_, memo)) {
+  Prepared* hit = find_prepared(rt, layout_, to, dtype_, memo);
+  if (hit) {
     text = hit->text;
     plan = hit->plan;
     run = hit->view;
@@ -398,9 +403,23 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   // (then the backend runs its own cross-rank preparation; else it only enqueues), and on whether
   // any rank cannot take a view (then every rank runs the plan, so the backends' collective
   // preparation is matched).
-  std::uint64_t flags[2] = {err.empty() && !plan->buffers.empty() && rt.backend().needs_preparation(*plan) ? 1u : 0u,
-                            view ? 0u : 1u};
-  rt.agree("DistTensor::redistribute", err, fingerprint(text), text, std::span<std::uint64_t>(flags));
+  const bool prepare_here = err.empty() && !plan->buffers.empty() && rt.backend().needs_preparation(*plan);
+  std::uint64_t flags[2] = {prepare_here ? 1u : 0u, view ? 0u : 1u};
+  // A request every rank agreed on before, with this rank's plan still ready, does not wait for
+  // the other ranks (that wait was most of a cached call's host time): the check that they ask
+  // for the same runs in the background (Runtime::agree_later) and a disagreement is raised by
+  // the next call or synchronize(). AXE_AGREE_EACH_CALL=1 waits on every call.
+  if (hit && hit->agreed && err.empty() && !prepare_here && !rt.failed() &&
+      tunable_int("AXE_AGREE_EACH_CALL") == 0) {
+    flags[1] = hit->all_view ? 0u : 1u;
+    rt.agree_later("DistTensor::redistribute", fingerprint(text), text);
+  } else {
+    rt.agree("DistTensor::redistribute", err, fingerprint(text), text, std::span<std::uint64_t>(flags));
+    // Past the agreement every rank has this request, and its plan ready once this call has
+    // run (any preparation happens in it); the request is memo.front(), found or inserted above.
+    memo.front().agreed = true;
+    memo.front().all_view = flags[1] == 0;
+  }
   const std::uint64_t prepares = flags[0];
   if (flags[1] == 0) {  // every rank views its source
     DistTensor t(rt, to, dtype_,
@@ -431,6 +450,7 @@ DistTensor DistTensor::redistribute(const Mesh& m, std::initializer_list<AxisPla
 }
 
 void DistTensor::synchronize() const {
+  runtime().finish_agreements();
   runtime().backend().synchronize();
   pending_.reset();
 }

@@ -63,6 +63,8 @@ void mpi_fail(int rc, const char* call, const char* file, int line) {
 MpiTransport::MpiTransport(MPI_Comm comm, double timeout_s) : timeout_s_(timeout_s) {
   AXE_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   AXE_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  AXE_MPI_CHECK(MPI_Comm_dup(comm, &control_comm_));
+  AXE_MPI_CHECK(MPI_Comm_set_errhandler(control_comm_, MPI_ERRORS_RETURN));
   AXE_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   AXE_MPI_CHECK(MPI_Comm_size(comm_, &size_));
 }
@@ -76,6 +78,7 @@ MpiTransport::~MpiTransport() {
     if (!finalized) {
       for (auto& [g, c] : groups_)
         if (c != comm_) MPI_Comm_free(&c);
+      if (check_req_ == MPI_REQUEST_NULL) MPI_Comm_free(&control_comm_);  // else left with its check
       MPI_Comm_free(&comm_);
     }
   }
@@ -108,6 +111,7 @@ void MpiTransport::wait_all(std::span<MPI_Request> reqs, std::string_view what, 
       fail("rank " + std::to_string(rank_) + ": " + std::string(what) + " timed out after " + buf +
            " s (AXE_TIMEOUT_S); a peer exited, failed or is stuck" + (detail.empty() ? "" : ": " + detail));
     }
+    poll_check();
     backoff.pause();
   }
 }
@@ -188,6 +192,7 @@ void MpiTransport::exchange_impl(std::span<const SendBuffer> sends, std::span<co
            " s (AXE_TIMEOUT_S) waiting for ranks " + ranks_text(waiting) +
            "; a peer exited, failed or runs a different plan");
     }
+    poll_check();
     backoff.pause();
   }
   for (std::size_t i = 0; i < nrecv; ++i) {
@@ -204,7 +209,7 @@ void MpiTransport::allreduce_max(std::span<std::uint64_t> values, std::string_vi
   check_usable(what);
   MPI_Request req;
   AXE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_MAX,
-                               comm_, &req));
+                               control_comm_, &req));
   wait_all(std::span<MPI_Request>(&req, 1), what);
 }
 
@@ -212,7 +217,7 @@ void MpiTransport::broadcast(std::span<std::byte> data, int root, std::string_vi
   check_usable(what);
   if (data.size() > INT_MAX) fail(std::string(what) + ": broadcast of more than 2 GiB");
   MPI_Request req;
-  AXE_MPI_CHECK(MPI_Ibcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, root, comm_, &req));
+  AXE_MPI_CHECK(MPI_Ibcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, root, control_comm_, &req));
   wait_all(std::span<MPI_Request>(&req, 1), what);
 }
 
@@ -223,7 +228,7 @@ std::vector<std::vector<std::byte>> MpiTransport::allgather(std::span<const std:
   const auto ranks = static_cast<std::size_t>(size_);
   std::vector<int> counts(ranks), displs(ranks);
   MPI_Request req;
-  AXE_MPI_CHECK(MPI_Iallgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_, &req));
+  AXE_MPI_CHECK(MPI_Iallgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, control_comm_, &req));
   wait_all(std::span<MPI_Request>(&req, 1), what);
   long long total = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
@@ -232,7 +237,7 @@ std::vector<std::vector<std::byte>> MpiTransport::allgather(std::span<const std:
     if (total > INT_MAX) fail(std::string(what) + ": all-gather of more than 2 GiB in all");
   }
   std::vector<std::byte> all(static_cast<std::size_t>(total));
-  AXE_MPI_CHECK(MPI_Iallgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, comm_,
+  AXE_MPI_CHECK(MPI_Iallgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, control_comm_,
                                 &req));
   wait_all(std::span<MPI_Request>(&req, 1), what);
   std::vector<std::vector<std::byte>> out(ranks);
@@ -240,10 +245,44 @@ std::vector<std::vector<std::byte>> MpiTransport::allgather(std::span<const std:
   return out;
 }
 
+void MpiTransport::start_check(std::span<const std::uint64_t, kCheckValues> values, std::string what,
+                               std::string description) {
+  check_usable(what);
+  if (check_req_ != MPI_REQUEST_NULL) fail("MpiTransport::start_check: a check is already running");
+  std::copy(values.begin(), values.end(), check_.begin());
+  check_fp_ = values[1];
+  check_what_ = std::move(what);
+  check_description_ = std::move(description);
+  AXE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, check_.data(), static_cast<int>(kCheckValues), MPI_UINT64_T, MPI_MAX,
+                               control_comm_, &check_req_));
+}
+
+void MpiTransport::finish_check() {
+  if (check_req_ == MPI_REQUEST_NULL) return;
+  MPI_Request req = check_req_;  // poll_check leaves it alone from here
+  check_req_ = MPI_REQUEST_NULL;
+  wait_all(std::span<MPI_Request>(&req, 1), check_what_ + " (agreement)");
+  // The ranks ran different plans since the check started: their data may be mismatched in
+  // flight, so the runtime cannot go on (~Runtime then ends the job).
+  if (check_[1] != ~check_[2]) failed_ = true;
+  if (check_[1] != ~check_[2]) fail_disagreement(check_what_, rank_, check_description_, check_fp_, ~check_[2], check_[1]);
+}
+
+void MpiTransport::poll_check() {
+  if (check_req_ == MPI_REQUEST_NULL) return;
+  int done = 0;
+  AXE_MPI_CHECK(MPI_Test(&check_req_, &done, MPI_STATUS_IGNORE));
+  if (done && check_[1] != ~check_[2]) {
+    check_req_ = MPI_REQUEST_NULL;
+    failed_ = true;  // the data requests in flight are abandoned
+    fail_disagreement(check_what_, rank_, check_description_, check_fp_, ~check_[2], check_[1]);
+  }
+}
+
 void MpiTransport::barrier(std::string_view what) {
   check_usable(what);
   MPI_Request req;
-  AXE_MPI_CHECK(MPI_Ibarrier(comm_, &req));
+  AXE_MPI_CHECK(MPI_Ibarrier(control_comm_, &req));
   wait_all(std::span<MPI_Request>(&req, 1), what);
 }
 

@@ -464,15 +464,20 @@ void Runtime::set_cost_model(const CostModel& model) {
 
 Runtime::~Runtime() {
   if (g_current == this) g_current = previous_;
+  try {
+    if (!failed()) finish_agreements();  // bounded; its error was the caller's to see
+  } catch (const std::exception&) {
+  }
   const bool bad = failed();
+  // After a timeout a peer may never answer: MPI_Finalize would block on it, and the backend's
+  // stream may wait for work of peers that will never come (its teardown would wait too). The
+  // error was already thrown (and reported) on this rank; the job is ended through the launcher
+  // with MPI_Abort first, which mpirun handles reliably (a plain exit without MPI_Finalize can
+  // leave Open MPI 4.1's mpirun hanging when a peer waits in MPI_Finalize).
+  if (owns_mpi_ && bad) MPI_Abort(MPI_COMM_WORLD, 1);
   backend_.reset();
   transport_.reset();
   tcp_.reset();
-  // After a timeout a peer may never answer: MPI_Finalize would block on it. The error was
-  // already thrown (and reported) on this rank; at shutdown the job is ended through the launcher
-  // with MPI_Abort, which mpirun handles reliably (a plain exit without MPI_Finalize can leave
-  // Open MPI 4.1's mpirun hanging when a peer waits in MPI_Finalize).
-  if (owns_mpi_ && bad) MPI_Abort(MPI_COMM_WORLD, 1);
   if (owns_mpi_ && !bad) {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -489,7 +494,30 @@ bool Runtime::failed() const {
   return (control_ && control_->control_failed()) || (backend_ && backend_->failed());
 }
 
-void Runtime::barrier() { control_->barrier("barrier"); }
+void Runtime::barrier() {
+  finish_agreements();
+  control_->barrier("barrier");
+}
+
+void fail_disagreement(std::string_view what, int rank, std::string_view description, std::uint64_t fp,
+                       std::uint64_t lo, std::uint64_t hi) {
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%016llx (ranks range %016llx..%016llx)", static_cast<unsigned long long>(fp),
+                static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi));
+  fail(std::string(what) + ": the ranks disagree on the request; rank " + std::to_string(rank) + " has '" +
+       std::string(description) + "', fingerprint " + buf);
+}
+
+void Runtime::agree_later(std::string_view what, std::uint64_t fp, std::string description) {
+  if (!transport_) return agree(what, "", fp, description);
+  transport_->finish_check();
+  const std::uint64_t v[MpiTransport::kCheckValues] = {0, fp, ~fp};
+  transport_->start_check(v, std::string(what), std::move(description));
+}
+
+void Runtime::finish_agreements() {
+  if (transport_) transport_->finish_check();
+}
 
 void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
                     std::string_view description, std::uint64_t* flag) {
@@ -499,6 +527,8 @@ void Runtime::agree(std::string_view what, const std::string& local_error, std::
 
 void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
                     std::string_view description, std::span<std::uint64_t> flags) {
+  finish_agreements();
+  ++agreements_;
   // max over ranks of: (size - rank) for failing ranks (-> the lowest failing rank), the
   // fingerprint, and its complement (-> the minimum fingerprint).
   // A failed backend (aborted NCCL communicators) joins the agreement with an error, so every
@@ -510,7 +540,10 @@ void Runtime::agree(std::string_view what, const std::string& local_error, std::
   if (flags.size() > 8) fail(std::string(what) + ": at most 8 agreement flags, " + std::to_string(flags.size()) + " given");
   std::uint64_t v[3 + 8] = {error.empty() ? 0 : static_cast<std::uint64_t>(size_ - rank_), fp, ~fp};
   std::copy(flags.begin(), flags.end(), v + 3);
-  control_->allreduce_max(std::span<std::uint64_t>(v, 3 + flags.size()), std::string(what) + " (agreement)");
+  // Always all 11 values (unused flags 0), the shape of agree_later's background check, so that
+  // a rank's agreement and another rank's check match and both see a disagreement.
+  static_assert(std::size(v) == MpiTransport::kCheckValues);
+  control_->allreduce_max(std::span<std::uint64_t>(v), std::string(what) + " (agreement)");
   std::copy(v + 3, v + 3 + flags.size(), flags.begin());
   if (v[0] != 0) {
     const int bad = size_ - static_cast<int>(v[0]);
@@ -524,13 +557,7 @@ void Runtime::agree(std::string_view what, const std::string& local_error, std::
            std::to_string(bad) + ")");
     fail(std::string(what) + ": " + msg + " (reported by rank " + std::to_string(bad) + ")");
   }
-  if (v[1] != ~v[2]) {
-    char buf[80];
-    std::snprintf(buf, sizeof buf, "%016llx (ranks range %016llx..%016llx)", static_cast<unsigned long long>(fp),
-                  static_cast<unsigned long long>(~v[2]), static_cast<unsigned long long>(v[1]));
-    fail(std::string(what) + ": the ranks disagree on the request; rank " + std::to_string(rank_) + " has '" +
-         std::string(description) + "', fingerprint " + buf);
-  }
+  if (v[1] != ~v[2]) fail_disagreement(what, rank_, description, fp, ~v[2], v[1]);
 }
 
 }  // namespace axe

@@ -28,6 +28,10 @@ constexpr Tunable kTable[] = {
      "`SLURM_LOCALID` (nor torchrun's `LOCAL_RANK`)"},
     {"AXE_RENDEZVOUS_PORT", K::Integer, "", 1, 65535, "runtime",
      "under torchrun without MPI: the TCP port rank 0 listens on for axe's rendezvous; empty: `MASTER_PORT` + 1"},
+    {"AXE_AGREE_EACH_CALL", K::Integer, "0", 0, 1, "runtime",
+     "1: every `redistribute` first agrees with every rank on the request (a rank asking for something else "
+     "is named at once); 0: a request every rank agreed on before skips it (a mismatch then surfaces as a "
+     "timeout)"},
     {"AXE_CALIBRATE", K::Path, "", 0, 0, "runtime",
      "cost-model calibration file: loaded when it matches this world (backend, ranks, mesh, sizes), else "
      "measured at start-up (about a second) and written there; empty: no calibration"},

@@ -6,6 +6,10 @@
 //                    within AXE_TIMEOUT_S
 //   fault disagree   even ranks ask for S(0) -> S(1), odd ranks for S(0) -> R: every rank must
 //                    fail at once, naming the disagreement
+//   fault disagree-cached  every rank runs S(0) -> R twice (agreed once, then cached); then even
+//                    ranks run it again (a cached call: no blocking agreement) while odd ranks ask
+//                    for S(0) -> S(1): every rank must fail naming the disagreement, the cached
+//                    ones through the background check (Runtime::agree_later)
 //   fault stop-at-start  MPI is initialised by the program; rank 1 stops before constructing its
 //                    Runtime: the others' start-up agreement must time out within AXE_TIMEOUT_S
 // Each rank prints one line: "[rank N] finished" or "[rank N] error after T s: MESSAGE", and
@@ -26,8 +30,9 @@
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "start" && mode != "stop" && mode != "disagree" && mode != "stop-at-start") {
-    std::fprintf(stderr, "usage: fault start|stop|disagree|stop-at-start\n");
+  if (mode != "start" && mode != "stop" && mode != "disagree" && mode != "disagree-cached" &&
+      mode != "stop-at-start") {
+    std::fprintf(stderr, "usage: fault start|stop|disagree|disagree-cached|stop-at-start\n");
     return 2;
   }
   using clock = std::chrono::steady_clock;
@@ -65,9 +70,13 @@ int main(int argc, char** argv) {
       std::fflush(stderr);
       std::raise(SIGSTOP);
     }
+    if (mode == "disagree-cached") {
+      for (int i = 0; i < 2; ++i) t.redistribute(axe::shard({8, 6}, m, {axe::Replicate()})).synchronize();
+    }
     t0 = clock::now();
     axe::AxisPlacement to = axe::Replicate();
     if (mode == "disagree" && rt->rank() % 2 == 0) to = axe::Shard(1);
+    if (mode == "disagree-cached" && rt->rank() % 2 == 1) to = axe::Shard(1);
     auto y = t.redistribute(axe::shard({8, 6}, m, {to}));
     y.synchronize();
     std::fprintf(stderr, "[rank %d] finished\n", rt->rank());

@@ -39,4 +39,9 @@ class Control {
   virtual void barrier(std::string_view what) = 0;
 };
 
+// Throws the agreement's disagreement: "WHAT: the ranks disagree on the request; rank R has
+// 'DESCRIPTION', fingerprint FP (ranks range LO..HI)".
+[[noreturn]] void fail_disagreement(std::string_view what, int rank, std::string_view description, std::uint64_t fp,
+                                    std::uint64_t lo, std::uint64_t hi);
+
 }  // namespace axe

@@ -172,6 +172,11 @@ class DistTensor {
   // torch.chunk views do in DTensor; writes through either then show in the other. last_plan()
   // ends with "(a view of the source: no copy)". The ranks decide together (in the one agreement):
   // if any rank's shard is strided or padded, every rank copies.
+  // The agreement: the first call of a request (source layout, destination, dtype) waits for every
+  // rank to agree on it; later calls of a request every rank agreed on (kept per thread, the last
+  // 16) start the same check in the background (Runtime::agree_later) and return without waiting
+  // for the other ranks; the next operation or synchronize() raises a disagreement on every rank.
+  // AXE_AGREE_EACH_CALL=1 waits on every call.
   DistTensor redistribute(const DistLayout& to) const;
   DistTensor redistribute(std::span<const AxisPlacement> p) const;  // same mesh
   DistTensor redistribute(std::initializer_list<AxisPlacement> p) const {

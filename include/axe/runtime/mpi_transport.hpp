@@ -42,6 +42,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -121,6 +122,18 @@ class MpiTransport : public Transport, public Control {
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine, std::string_view what) override;
   void barrier(std::string_view what) override;
 
+  // The control plane's collectives (Control) run on a communicator of their own, so they never
+  // match the data path's collectives. Among them, a background check of a request (Runtime::
+  // agree_later): an all-reduce (max) of the same kCheckValues values as Runtime::agree's, so it
+  // matches a rank's blocking agreement as well as another rank's check. At most one runs:
+  // finish_check waits for it (bounded) and throws the disagreement (fingerprint values[1], its
+  // complement values[2]) on every rank; the data path's waits poll it too (poll_check), so a
+  // host-backend exchange stuck on a rank that asked for something else ends with the
+  // disagreement rather than a timeout.
+  static constexpr std::size_t kCheckValues = 11;
+  void start_check(std::span<const std::uint64_t, kCheckValues> values, std::string what, std::string description);
+  void finish_check();
+
   // Waits for collective `reqs` until the deadline; on expiry abandons them (collectives cannot
   // be cancelled), marks the transport failed and throws axe::Error "rank R: WHAT timed out
   // after T s" + `detail`.
@@ -128,6 +141,7 @@ class MpiTransport : public Transport, public Control {
 
  private:
   void check_usable(std::string_view what) const;
+  void poll_check();
   // The communicator of `group` (sub-rank i = group[i]); creates and caches it. `what` names the
   // collective for errors.
   MPI_Comm group_comm(std::span<const std::int64_t> group, const std::string& what);
@@ -144,6 +158,11 @@ class MpiTransport : public Transport, public Control {
   };
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm control_comm_ = MPI_COMM_NULL;  // the control plane's own
+  MPI_Request check_req_ = MPI_REQUEST_NULL;
+  std::array<std::uint64_t, kCheckValues> check_{};
+  std::uint64_t check_fp_ = 0;
+  std::string check_what_, check_description_;
   int rank_ = 0, size_ = 1;
   double timeout_s_ = 300;
   bool failed_ = false;

@@ -101,6 +101,15 @@ class Runtime {
   // all-reduce). Pass a std::span: a plain array would decay to the one-flag pointer above.
   void agree(std::string_view what, const std::string& local_error, std::uint64_t fingerprint,
              std::string_view description, std::span<std::uint64_t> flags);
+  // The same check of `fingerprint` as agree() (without errors or flags), for a request every
+  // rank agreed on before (DistTensor's cached redistributes): under MPI it runs in the
+  // background and is finished by the next agree(), agree_later() or finish_agreements(), which
+  // then throw the disagreement on every rank; under torchrun's TCP control it is agree().
+  void agree_later(std::string_view what, std::uint64_t fingerprint, std::string description);
+  // How many blocking agreements (agree()) this runtime ran: a cached redistribute adds none.
+  std::uint64_t agreements() const { return agreements_; }
+  // Finishes a background agreement (bounded by AXE_TIMEOUT_S); DistTensor::synchronize calls it.
+  void finish_agreements();
   void barrier();
 
   // The alpha-beta model every DistTensor plan of this runtime is chosen with (the plan cache
@@ -140,6 +149,7 @@ class Runtime {
   CostModel cost_model_;
   std::string cost_model_origin_ = "default";
   std::uint64_t cost_model_version_ = 0;
+  std::uint64_t agreements_ = 0;
 };
 
 // FNV-1a 64-bit of a text: fingerprints are computed from text forms (axis names, not ids), so
