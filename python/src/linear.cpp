@@ -363,31 +363,6 @@ std::optional<linear::SharedLayout> shared_in(nb::handle shared, nb::handle swiz
                           repr_of(shared))
                              .c_str());
   s.swizzle = sw;
-  // The planner takes the shared layout as given: check here that it places every element of the
-  // tile at its own offset (the CLI only builds row-major tiles, which do).
-  for (auto a : s.smem.axes()) {
-    if (a.name() != "m")
-      fail("convert_plan: the shared layout " + to_string(s.smem) + " uses axis '" +
-           std::string(a.name()) + "' (a shared layout is over m, the element offset)");
-  }
-  std::int64_t n = 1;
-  for (auto e : shape) n = checked_mul(n, e, "convert_plan: the tile's size");
-  if (s.smem.size() != n)
-    fail("convert_plan: the shared layout " + to_string(s.smem) + " has " +
-         std::to_string(s.smem.size()) + " elements, the tile " + std::to_string(n));
-  if (n <= (std::int64_t{1} << kMaxEnumeratedBits)) {
-    auto offsets = linear::shared_offsets(s, n);
-    std::vector<std::int64_t> sorted = offsets;
-    std::sort(sorted.begin(), sorted.end());
-    for (std::size_t k = 0; k < sorted.size(); ++k) {
-      if (sorted[k] < 0 || (k && sorted[k] == sorted[k - 1]))
-        fail("convert_plan: the shared layout " + to_string(s.smem) +
-             (s.swizzle ? " with " + cute::to_string(*s.swizzle) : std::string()) +
-             (sorted[k] < 0 ? " puts an element at a negative offset "
-                            : " puts two elements at offset ") +
-             std::to_string(sorted[k]));
-    }
-  }
   return s;
 }
 
@@ -697,18 +672,7 @@ void bind_linear(nb::module_& m) {
       "The wgmma accumulator of instrShape 16 x n x K.");
   m.def(
       "slice_layout",
-      [](const LinearLayout& parent, int dim) {
-        // slice_layout renumbers the logical dims dim0, dim1, ...: other names are refused here.
-        for (const auto& d : parent.out_dims()) {
-          bool ok = d.name.size() > 3 && d.name.size() < 10 && d.name.rfind("dim", 0) == 0 &&
-                    std::all_of(d.name.begin() + 3, d.name.end(),
-                                [](char c) { return c >= '0' && c <= '9'; });
-          if (!ok)
-            fail("slice_layout: output dim '" + d.name + "' of " + linear::to_string(parent) +
-                 " is not a logical dim dim0, dim1, ...");
-        }
-        return linear::slice_layout(parent, dim);
-      },
+      [](const LinearLayout& parent, int dim) { return linear::slice_layout(parent, dim); },
       nb::arg("parent"), nb::arg("dim"), "Triton's SliceLayout: drop logical dim `dim` of parent.");
   auto thread_layout = [](nb::handle spec, nb::handle shape) {
     auto s = to_shape(shape, "shape");

@@ -644,9 +644,34 @@ std::vector<std::int64_t> shared_offsets(const SharedLayout& sl, std::int64_t n)
   return off;
 }
 
+namespace {
+// A shared layout the caller gives is taken as it is: it must be over m and place every element
+// of the tile at its own non-negative offset.
+void check_shared_layout(const SharedLayout& sh, std::span<const std::int64_t> shape) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  const std::string name = sh.linear ? "the linear shared layout"
+                                     : "the shared layout " + to_string(sh.smem) +
+                                           (sh.swizzle ? " with " + cute::to_string(*sh.swizzle) : "");
+  if (!sh.linear) {
+    for (const auto& a : sh.smem.axes())
+      if (a.name() != "m")
+        fail(name + " uses axis '" + std::string(a.name()) + "' (a shared layout is over m, the element offset)");
+    if (sh.smem.size() != n) fail(name + " has " + std::to_string(sh.smem.size()) + " elements, the tile " + std::to_string(n));
+  }
+  std::vector<std::int64_t> sorted = shared_offsets(sh, n);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t k = 0; k < sorted.size(); ++k)
+    if (sorted[k] < 0 || (k && sorted[k] == sorted[k - 1]))
+      fail(name + (sorted[k] < 0 ? " puts an element at a negative offset " : " puts two elements at offset ") +
+           std::to_string(sorted[k]));
+}
+}  // namespace
+
 ConvertPlan plan_conversion(const AxeLayout& from, const AxeLayout& to,
                             std::span<const std::int64_t> shape, const ConvertOptions& opts) {
   Thread s = thread_of(from, shape, "the source layout");
+  if (opts.shared) check_shared_layout(*opts.shared, shape);
   Thread t = thread_of(to, shape, "the destination layout");
   if (s.warp.size() != t.warp.size()) {
     fail("the source layout " + to_string(from) + " uses " +

@@ -32,6 +32,20 @@ void check_list(std::span<const std::int64_t> v, std::size_t rank, const char* w
 
 std::string dim_name(std::size_t k) { return "dim" + std::to_string(k); }
 
+// k of an output dim named "dimK" with K < rank; `what` names the caller in the error.
+std::size_t dim_index(const std::string& name, std::size_t rank, const char* what) {
+  std::size_t k = 0;
+  bool ok = name.size() > 3 && name.size() <= 6 && name.compare(0, 3, "dim") == 0;
+  for (std::size_t i = 3; ok && i < name.size(); ++i) {
+    ok = name[i] >= '0' && name[i] <= '9';
+    k = k * 10 + static_cast<std::size_t>(name[i] - '0');
+  }
+  if (!ok || k >= rank)
+    fail(std::string(what) + ": output dim '" + name + "' is not a logical dim dim0..dim" + std::to_string(rank - 1) +
+         " (thread layouts map m, lane, warp to dim0, dim1, ...)");
+  return k;
+}
+
 // Identity of in-dim `in` over `sizes`, dims taken in `order` (fastest first).
 LinearLayout identity_nd(const std::string& in, std::span<const std::int64_t> sizes,
                          std::span<const std::int64_t> order) {
@@ -47,7 +61,7 @@ LinearLayout identity_nd(const std::string& in, std::span<const std::int64_t> si
 // shape, zero the bases beyond it, then put the output dims in the standard order.
 LinearLayout fit_to_shape(LinearLayout l, std::span<const std::int64_t> shape) {
   for (const auto& d : std::vector<Dim>(l.out_dims())) {
-    auto k = static_cast<std::size_t>(std::stoi(d.name.substr(3)));
+    const std::size_t k = dim_index(d.name, shape.size(), "thread layout");
     if (d.size() < shape[k]) {
       l = l * LinearLayout::identity_1d(shape[k] / d.size(), "m", d.name);
     }
@@ -64,7 +78,7 @@ LinearLayout fit_to_shape(LinearLayout l, std::span<const std::int64_t> shape) {
     auto list = l.bases(in);
     for (auto& b : list) {
       for (std::size_t j = 0; j < b.size(); ++j) {
-        auto k = static_cast<std::size_t>(std::stoi(l.out_dims()[j].name.substr(3)));
+        const std::size_t k = dim_index(l.out_dims()[j].name, shape.size(), "thread layout");
         if (b[j] >= shape[k]) b[j] = 0;
       }
     }
@@ -72,7 +86,7 @@ LinearLayout fit_to_shape(LinearLayout l, std::span<const std::int64_t> shape) {
   }
   LinearLayout::OutSizes outs;
   for (const auto& d : l.out_dims()) {
-    auto k = static_cast<std::size_t>(std::stoi(d.name.substr(3)));
+    const std::size_t k = dim_index(d.name, shape.size(), "thread layout");
     outs.emplace_back(d.name, std::min(d.size(), shape[k]));
   }
   LinearLayout fitted(std::move(bases), std::move(outs));
@@ -168,6 +182,7 @@ LinearLayout slice_layout(const LinearLayout& parent, int dim) {
     fail("slice: dim " + std::to_string(dim) + " is not a logical dim of " +
          internal::brief(parent) + " (rank " + std::to_string(rank) + ")");
   }
+  for (const auto& d : parent.out_dims()) dim_index(d.name, static_cast<std::size_t>(rank), "slice");
   std::vector<std::string> keep;
   for (const auto& d : parent.out_dims()) {
     if (d.name != dim_name(static_cast<std::size_t>(dim))) keep.push_back(d.name);
@@ -175,7 +190,7 @@ LinearLayout slice_layout(const LinearLayout& parent, int dim) {
   auto s = sublayout(parent, parent.in_names(), keep);
   std::vector<Dim> outs;
   for (const auto& d : s.out_dims()) {
-    int k = std::stoi(d.name.substr(3));
+    const int k = static_cast<int>(dim_index(d.name, static_cast<std::size_t>(rank), "slice"));
     outs.push_back({dim_name(static_cast<std::size_t>(k > dim ? k - 1 : k)), d.bits});
   }
   // Drop the registers that became zero.

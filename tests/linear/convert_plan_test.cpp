@@ -498,6 +498,23 @@ TEST(ConvertPlan, BadInput_NamesTheLayout) {
   (void)a;
 }
 
+// A shared layout given by the caller must be over m and put every tile element at its own
+// non-negative offset (the plan would otherwise be wrong, which only simulate would catch).
+TEST(ConvertPlan, BadSharedLayout_IsRefusedWithItsName) {
+  const auto from = parse_axe_layout("S[(16,32):(1,1@lane)]");
+  const auto to = parse_axe_layout("S[(16,32):(1@lane,1)]");
+  const Shape shape{16, 32};
+  auto with = [&](const char* smem) {
+    ConvertOptions o;
+    o.shared = SharedLayout{parse_axe_layout(smem), std::nullopt, std::nullopt};
+    (void)plan_conversion(from, to, shape, o);
+  };
+  expect_error([&] { with("S[(16,32):(1@lane,16)]"); }, "uses axis 'lane' (a shared layout is over m");
+  expect_error([&] { with("S[(16,32):(0,16)]"); }, "S[(16,32):(0,16)] puts two elements at offset 0");
+  expect_error([&] { with("S[(16,16):(16,1)]"); }, "has 256 elements, the tile 512");
+  with("S[(16,32):(1,16)]");  // column-major: every element at its own offset
+}
+
 // ---- seeded random: every plan simulated == destination layout ---------------------------------
 
 TEST(ConvertPlan, EveryPlanSimulated_EqualsDestination) {

@@ -111,6 +111,11 @@ TEST(ThreadLayouts, Errors_NameTheArgument) {
   expect_error([] { (void)mma_accumulator(Shape{64}, Shape{4, 1}); }, "has rank 1 (expected 2)");
   expect_error([] { (void)slice_layout(mma_accumulator(Shape{16, 8}, Shape{1, 1}), 2); },
          "slice: dim 2 is not a logical dim");
+  // Output dims that are not dim0..dimN-1 (a layout built by hand): named, not a std::stoi throw.
+  const LinearLayout odd({{"lane", {{1, 0}, {0, 1}}}}, std::vector<std::string>{"dim0", "x"});
+  expect_error([&] { (void)slice_layout(odd, 0); }, "slice: output dim 'x' is not a logical dim dim0..dim1");
+  const LinearLayout far({{"lane", {{1, 0}, {0, 1}}}}, std::vector<std::string>{"dim0", "dim7"});
+  expect_error([&] { (void)slice_layout(far, 0); }, "slice: output dim 'dim7' is not a logical dim dim0..dim1");
 }
 
 }  // namespace
