@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "axe/core/error.hpp"
 
@@ -159,6 +160,20 @@ void append(std::vector<std::byte>& out, const T& v) {
 
 TcpControl::TcpControl(const TcpRendezvous& r)
     : rank_(r.rank), size_(r.size), timeout_s_(r.timeout_s) {
+  try {
+    rendezvous(r);
+  } catch (...) {
+    close_all();  // the destructor does not run for a constructor that throws
+    throw;
+  }
+}
+
+void TcpControl::close_all() {
+  for (int& fd : fds_)
+    if (fd >= 0) ::close(std::exchange(fd, -1));
+}
+
+void TcpControl::rendezvous(const TcpRendezvous& r) {
   const std::string where = r.address + ":" + std::to_string(r.port);
   const std::string secs = seconds_text(timeout_s_);
   if (size_ < 1 || rank_ < 0 || rank_ >= size_)
@@ -293,10 +308,7 @@ TcpControl::TcpControl(const TcpRendezvous& r)
               std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
 }
 
-TcpControl::~TcpControl() {
-  for (int fd : fds_)
-    if (fd >= 0) ::close(fd);
-}
+TcpControl::~TcpControl() { close_all(); }
 
 void TcpControl::fail_here(const std::string& message) {
   failed_ = true;

@@ -58,6 +58,8 @@ class TcpControl : public Control {
  private:
   // One collective: this rank's frame in, and on rank 0 every rank's frames combined by
   // `combine` into the answer every rank gets back (the bytes returned).
+  void rendezvous(const TcpRendezvous& r);
+  void close_all();
   enum class Kind : std::uint32_t {
     hello = 1,
     allreduce_max = 2,
