@@ -7,16 +7,24 @@
 n=$1; shift
 port=${MASTER_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 for v in $(env | sed -n 's/^\(OMPI_[A-Za-z0-9_]*\|PMIX_[A-Za-z0-9_]*\|PMI_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+# Each copy's output goes through `sed -u`, which writes it a whole line at a time (the copies'
+# unbuffered stderr would otherwise interleave mid-line).
+dir=$(mktemp -d "${TMPDIR:-/tmp}/axe_torchrun_like.XXXXXX")
 pids=""
 r=0
 while [ "$r" -lt "$n" ]; do
-  RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" &
+  ( RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$@" 2>&1
+    echo $? > "$dir/rc.$r" ) | sed -u '' &
   pids="$pids $!"
   r=$((r + 1))
 done
+for p in $pids; do wait "$p"; done
 worst=0
-for p in $pids; do
-  wait "$p"; rc=$?
+r=0
+while [ "$r" -lt "$n" ]; do
+  rc=$(cat "$dir/rc.$r" 2>/dev/null || echo 127)
   [ "$rc" -gt "$worst" ] && worst=$rc
+  r=$((r + 1))
 done
+rm -rf "$dir"
 exit "$worst"
