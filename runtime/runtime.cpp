@@ -317,11 +317,7 @@ Runtime::Runtime(int* argc, char*** argv, RuntimeOptions options) {
     if (lr >= 0) local_rank_ = lr;
     transport_ = std::make_unique<MpiTransport>(MPI_COMM_WORLD, timeout_s_);
     control_ = transport_.get();
-
-    previous_ = g_current;
-    g_current = this;
-    backend_ = chosen.make(*this);
-    init_cost_model(options);
+    start_backend(chosen, options);
   } catch (...) {
     if (g_current == this) g_current = previous_;
     // A start-up step that timed out on a peer (the calibration communicates) leaves MPI unable
@@ -412,10 +408,7 @@ void Runtime::start_tcp(const RuntimeOptions& options) {
         ++local_size_;
       }
     if (lr >= 0) local_rank_ = lr;
-    previous_ = g_current;
-    g_current = this;
-    backend_ = chosen.make(*this);
-    init_cost_model(options);
+    start_backend(chosen, options);
   } catch (...) {
     if (g_current == this) g_current = previous_;
     backend_.reset();
@@ -423,6 +416,14 @@ void Runtime::start_tcp(const RuntimeOptions& options) {
     control_ = nullptr;
     throw;
   }
+}
+
+// The last step of either start-up: this runtime becomes current, its backend and cost model.
+void Runtime::start_backend(const BackendEntry& chosen, const RuntimeOptions& options) {
+  previous_ = g_current;
+  g_current = this;
+  backend_ = chosen.make(*this);
+  init_cost_model(options);
 }
 
 MpiTransport& Runtime::transport() {

@@ -137,6 +137,7 @@ class Runtime {
  private:
   void init_cost_model(const RuntimeOptions& options);
   void start_tcp(const RuntimeOptions& options);
+  void start_backend(const BackendEntry& chosen, const RuntimeOptions& options);
 
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   double timeout_s_ = 300;
