@@ -367,10 +367,10 @@ void Runtime::start_tcp(const RuntimeOptions& options) {
     local_error = e.what();
     timeout_s_ = default_timeout_s();
   }
-  // The port is the rendezvous itself: a bad one fails here, on the ranks that have it.
-  port = tunable_set("AXE_RENDEZVOUS_PORT") && local_error.empty()
-             ? static_cast<int>(tunable_int("AXE_RENDEZVOUS_PORT"))
-             : torchrun_int("MASTER_PORT", 1, 65534) + 1;
+  // The port is the rendezvous itself: a bad one fails here, on the ranks that have it (the
+  // others' rendezvous then times out naming the ranks that never came).
+  port = tunable_set("AXE_RENDEZVOUS_PORT") ? static_cast<int>(tunable_int("AXE_RENDEZVOUS_PORT"))
+                                            : torchrun_int("MASTER_PORT", 1, 65534) + 1;
   if (local_error.empty()) {
     try {
       if (lr < 0) lr = local_rank_env("LOCAL_RANK");
