@@ -356,8 +356,10 @@ def from_local(local, mesh, placements, shape, dtype=None, stream=None):
     padded buffer (a torch CUDA shard: on the device). Collective.
     A torch CUDA tensor on the cuda backend: axe's later work waits for `stream` (default torch's
     current stream) by an event, no host wait, so kernels enqueued there before this call may
-    still be writing `local`. Its memory is torch's: torch may reuse it once freed on the stream
-    it was allocated on, so order axe's reads with that stream (the default)."""
+    still be writing `local`. Its memory stays torch's: the tensor's use on `stream` is recorded
+    (Tensor.record_stream), so once freed torch reuses it only after the work enqueued there,
+    which waits for every axe read ordered with that stream (redistribute(stream=) with the same
+    stream, the default). A copy made by redistribute does not keep `local` alive; a view does."""
     _require_runtime()
     if isinstance(placements, AxisPlacementType):
         placements = [placements]
@@ -381,6 +383,10 @@ def from_local(local, mesh, placements, shape, dtype=None, stream=None):
                     torch.as_strided(buf, vshape, vstrides, offset).copy_(arr)
         if buf is not None:
             _axe._wait_for_stream(int(ts.cuda_stream))
+            if buf.numel():
+                # torch's allocator reuses the memory once freed only after the work enqueued on
+                # ts by then, which waits for axe's reads (redistribute signals its stream).
+                buf.record_stream(ts)
             return DistTensor(_axe._DistTensor.from_local(buf, local if buf is arr else buf, dt, layout), fw)
         local = arr.cpu().numpy()  # the wrong shape: the error below, on every rank
     elif fw == "torch":

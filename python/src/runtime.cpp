@@ -366,8 +366,16 @@ void bind_runtime(nb::module_& m) {
           [](const PyTensor& p, nb::handle spec, std::optional<Mesh> mesh,
              std::optional<std::uintptr_t> stream) {
             const DistTensor& t = p.get();
+            // The result keeps the caller memory under the source only when it is a view of it.
+            // A copy's pending reads of that memory are ordered before the caller's stream
+            // (stream: signal_stream; from_local records the tensor's use on it) or finished (the
+            // host backend), so the caller may free it: a distributed tensor does not pin the
+            // global tensor it was made from.
             auto run = [&](const DistLayout& to) {
-              return stream ? t.redistribute(to, CallerStream{*stream}) : t.redistribute(to);
+              DistTensor r =
+                  stream ? t.redistribute(to, CallerStream{*stream}) : t.redistribute(to);
+              const bool view = dynamic_cast<const BufferSlice*>(&r.buffer()) != nullptr;
+              return make(std::move(r), view ? p.keep : nb::object());
             };
             if (!mesh && nb::isinstance<nb::str>(spec)) {
               // Text on the tensor's own mesh: the DistLayout is cached by (text, source layout),
@@ -383,10 +391,10 @@ void bind_runtime(nb::module_& m) {
                 if (cache.size() >= 4096) cache.clear();
                 it = cache.emplace(std::move(key), std::move(to)).first;
               }
-              return make(run(it->second), p.keep);
+              return run(it->second);
             }
             DistLayout to = to_dist_layout(spec, t.shape(), mesh ? *mesh : t.mesh(), "placements");
-            return make(run(to), p.keep);
+            return run(to);
           },
           nb::rv_policy::take_ownership, nb::arg("spec"), nb::arg("mesh") = nb::none(),
           nb::arg("stream") = nb::none())
