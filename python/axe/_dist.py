@@ -116,10 +116,18 @@ def _as_array(x, dtype):
     return a, dtype or ""
 
 
+_DEVICES = {}
+
+
 def _cuda_device():
-    """This rank's GPU as a torch device (the cuda backend uses local rank % device count)."""
-    import torch
-    return torch.device("cuda", local_rank() % max(1, torch.cuda.device_count()))
+    """This rank's GPU as a torch device (the cuda backend uses local rank % device count);
+    computed once per local rank (every redistribute of a torch tensor asks)."""
+    r = local_rank()
+    d = _DEVICES.get(r)
+    if d is None:
+        import torch
+        d = _DEVICES[r] = torch.device("cuda", r % max(1, torch.cuda.device_count()))
+    return d
 
 
 def _torch_stream(stream, device):
