@@ -281,6 +281,20 @@ TEST(StreamOrder, HostBackendDefaults_DoNothing) {
   EXPECT_EQ(h.bytes(), 8u);
 }
 
+// Other ranks print only their failures, prefixed by rank (as tests/runtime/mpi_main.cpp).
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (r.failed())
+      std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_,
+                   r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
+  }
+
+ private:
+  int rank_;
+};
+
 }  // namespace
 }  // namespace axe::cuda
 
@@ -299,6 +313,7 @@ int main(int argc, char** argv) {
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new axe::cuda::RankFailurePrinter(rank));
   }
   int failed = 0;
   if (min_gpus < 1) {
