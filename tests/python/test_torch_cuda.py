@@ -40,9 +40,9 @@ import axe  # noqa: E402  (after torch: the extension is loaded RTLD_GLOBAL)
 if not axe._axe.HAVE_RUNTIME or "cuda" not in axe._axe._backends():
     pytest.skip("this build of axe has no cuda backend (or no runtime)", allow_module_level=True)
 
-# ~0.2 s of spinning on an H100 (torch.cuda._sleep counts clock cycles): far longer than a
-# redistribute, so a missing wait reads the stale source every time.
-SLOW_CYCLES = int(4e8)
+# ~0.5 s of spinning on an H100 (torch.cuda._sleep counts clock cycles, ~2 GHz): far longer than
+# a prepared redistribute, so a missing wait reads the stale source every time.
+SLOW_CYCLES = int(1e9)
 
 PLACEMENTS = {"S0": axe.Shard(0), "S1": axe.Shard(1), "R": axe.Replicate(), "P": axe.Partial("sum")}
 SHAPES = [(8, 6), (5, 3), (3, 7), (1, 5)]  # even; uneven in both dims; an empty shard on dim 0
@@ -243,11 +243,12 @@ def _side_stream_case(order_with_side, handle):
     m, r, p = mesh(), axe.rank(), axe.world_size()
     mine = expected_local(x, axe.Shard(0), r, p).to(device())
     t = axe.distribute(torch.zeros_like(x, device=device()), m, "S(0)")
+    t.redistribute("R").full_tensor()  # the plans prepared (and compiled) before the clock runs
     torch.cuda.synchronize()  # the set-up is done; from here on nothing waits on the host
     side = torch.cuda.Stream(device=device())
     with torch.cuda.stream(side):
         src = t.local  # ordered on `side`
-        torch.cuda._sleep(SLOW_CYCLES)  # a slow kernel: the source is written ~0.2 s from now
+        torch.cuda._sleep(SLOW_CYCLES)  # a slow kernel: the source is written ~0.5 s from now
         src.copy_(mine)
     if not order_with_side:
         u = t.redistribute("R")  # ordered with the current (default) stream only
