@@ -140,6 +140,7 @@ TEST(StreamOrder, RedistributeOnCallerStream_ReadsWhatTheStreamWrote_AndTheStrea
   DeviceMemory fresh(src_bytes), out(dst_bytes);
   AXE_CUDA_CHECK(cudaMemcpy(fresh.p, c.fresh.data(), src_bytes, cudaMemcpyHostToDevice));
   AXE_CUDA_CHECK(cudaMemset(out.p, 0xFF, dst_bytes));
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());  // cudaMemset is asynchronous; the set-up is done
   DistTensor src = stale_source(c);
   (void)src.redistribute(c.to).to_host();  // the plan prepared and connected beforehand
   GatedStream s;
@@ -195,6 +196,7 @@ TEST(StreamOrder, LentBuffer_IsFreedOnlyAfterTheStreamsWorkOnIt) {
   std::vector<unsigned char> pattern(n, 0xAB);
   for (bool lend : {true, false}) {
     AXE_CUDA_CHECK(cudaMemset(out.p, 0x11, n));
+    AXE_CUDA_CHECK(cudaDeviceSynchronize());
     GatedStream s;
     std::shared_ptr<Buffer> buf = b.allocate_uninitialized(n);
     b.copy_from_host(std::as_bytes(std::span<const unsigned char>(pattern)), *buf);
