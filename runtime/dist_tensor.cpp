@@ -440,6 +440,15 @@ DistTensor DistTensor::redistribute(const DistLayout& to) const {
   return t;
 }
 
+DistTensor DistTensor::redistribute(const DistLayout& to, CallerStream stream) const {
+  Backend& b = runtime().backend();
+  b.wait_for_stream(stream.handle);
+  DistTensor r = redistribute(to);
+  b.signal_stream(stream.handle);
+  r.buffer_->used_on_stream(stream.handle);
+  return r;
+}
+
 DistTensor DistTensor::redistribute(std::span<const AxisPlacement> p) const {
   return redistribute(shard(std::span<const std::int64_t>(shape()), mesh(), p));
 }

@@ -109,23 +109,40 @@ def _as_array(x, dtype):
     return a, dtype or ""
 
 
-def _torch_sync(device=None, stream=None):
-    """Host-side ordering with torch's CUDA work: waits for `stream` (default: torch's current
-    stream on `device`; nothing when both are None) before axe reads memory that torch kernels may
-    still be writing. axe's own work runs on the cuda backend's stream; ordering it with torch's
-    stream through events, without a host wait, needs the backend to expose its stream, which it
-    does not yet (README "Python")."""
-    if stream is not None:
-        stream.synchronize()
-    elif device is not None:
-        import torch
-        torch.cuda.current_stream(device).synchronize()
+_DEVICES = {}
 
 
 def _cuda_device():
-    """This rank's GPU as a torch device (the cuda backend uses local rank % device count)."""
+    """This rank's GPU as a torch device (the cuda backend uses local rank % device count);
+    computed once per local rank (every redistribute of a torch tensor asks)."""
+    r = local_rank()
+    d = _DEVICES.get(r)
+    if d is None:
+        import torch
+        d = _DEVICES[r] = torch.device("cuda", r % max(1, torch.cuda.device_count()))
+    return d
+
+
+def _torch_stream(stream, device):
+    """The torch stream object of `stream`: a torch.cuda.Stream / ExternalStream as given, an
+    integer CUDA stream handle wrapped in torch.cuda.ExternalStream, or None: torch's current
+    stream on `device`."""
     import torch
-    return torch.device("cuda", local_rank() % max(1, torch.cuda.device_count()))
+    if stream is None:
+        return torch.cuda.current_stream(device)
+    if isinstance(stream, int):
+        return torch.cuda.ExternalStream(stream, device=device)
+    if not hasattr(stream, "cuda_stream"):
+        raise Error("stream: expected a torch.cuda.Stream or an integer CUDA stream handle, got %r" % (stream,))
+    return stream
+
+
+def _stream_handle(stream, device):
+    """The CUDA stream handle (an int; 0 is the legacy default stream, torch's default current
+    stream) that axe orders its work with: `stream` as _torch_stream takes it."""
+    if isinstance(stream, int):
+        return stream
+    return int(_torch_stream(stream, device).cuda_stream)
 
 
 class DistTensor:
@@ -178,7 +195,10 @@ class DistTensor:
     def local(self):
         """This rank's shard as an array of the caller's framework over axe's own buffer (no copy;
         writes land in the tensor). Shape: the held sub-tensor (DTensor's local shape) where the
-        storage is a strided array, else the raw storage buffer (1-D, see `local_storage`)."""
+        storage is a strided array, else the raw storage buffer (1-D, see `local_storage`).
+        On the cuda backend (torch) torch's current stream waits for axe's pending work by an
+        event, with no host wait (local_array(stream=) for another stream); elsewhere the host
+        waits for it."""
         return self.local_array(self._framework)
 
     def to_local(self):
@@ -191,14 +211,20 @@ class DistTensor:
         `local_storage` maps there), without a copy."""
         return self.local_array(self._framework, raw=True)
 
-    def local_array(self, framework="numpy", raw=False):
+    def local_array(self, framework="numpy", raw=False, stream=None):
         """The local shard as 'numpy', 'torch' or 'dlpack' (an object with __dlpack__); raw: the
-        whole storage buffer (see local_buffer)."""
-        device_id = 0
+        whole storage buffer (see local_buffer). 'torch' on the cuda backend: a CUDA tensor over
+        axe's buffer, ordered by an event: `stream` (a torch.cuda.Stream or an int handle; default
+        torch's current stream) waits for axe's pending work on the buffer, without a host wait,
+        and the buffer's memory is freed only after the work enqueued on that stream by then
+        (use the tensor on another stream only after ordering that stream after this one, as
+        with torch's own memory). Otherwise the host waits for axe's work first."""
+        device_id, handle = 0, None
         if framework == "torch" and backend() == "cuda":
-            import torch
-            device_id = local_rank() % max(1, torch.cuda.device_count())
-        a = self._t.local_array(framework, device_id, raw)
+            device = _cuda_device()
+            device_id = device.index
+            handle = _stream_handle(stream, device)
+        a = self._t.local_array(framework, device_id, raw, handle)
         if self.dtype == "bf16" and framework == "numpy" and _ml_dtypes is not None:
             a = a.view(_ml_dtypes.bfloat16)
         return a
@@ -208,32 +234,54 @@ class DistTensor:
         """The storage layout of the local buffer (memory slot of each held element)."""
         return self._t.dist_layout.local_shard(rank())["storage"]
 
+    def _on_cuda(self):
+        return self._framework == "torch" and _axe.backend() == "cuda"
+
     # --- collective operations ---
     def redistribute(self, placements=None, mesh=None, *, device_mesh=None, stream=None):
         """A new tensor in `placements` ('S(1),R', [axe.Shard(1), ...], an axe.Layout or layout
         text) on `mesh` (default: this tensor's). This tensor is untouched. Collective. DTensor's
-        order `redistribute(mesh, placements)` and `device_mesh=` work too. For a torch tensor
-        on the cuda backend, `stream` (default: torch's current stream) is waited for first."""
+        order `redistribute(mesh, placements)` and `device_mesh=` work too.
+        A torch tensor on the cuda backend is ordered with `stream` (a torch.cuda.Stream or an int
+        handle; default: torch's current stream) by events, never by a host wait: axe's work
+        starts after everything enqueued on `stream` so far (kernels that write this shard), and
+        work enqueued on `stream` afterwards runs after axe's (the next kernel may read
+        `r.local`). Returns before the data has moved."""
         if isinstance(placements, _axe.Mesh):
             placements, mesh = mesh, placements
         mesh = mesh if mesh is not None else device_mesh
         if placements is None:
             raise Error("redistribute: no placements given")
-        if self._framework == "torch" and (stream is not None or _axe.backend() == "cuda"):
-            _torch_sync(_cuda_device(), stream)  # torch kernels may still write this shard
-        return DistTensor(self._t.redistribute(placements, mesh), self._framework)
+        handle = _stream_handle(stream, _cuda_device()) if self._on_cuda() else None
+        return DistTensor(self._t.redistribute(placements, mesh, handle), self._framework)
+
+    def _wait_for_torch(self):
+        """Before a host read: axe's work waits for torch's current stream (kernels that may still
+        write this shard); the read itself then synchronizes on the host."""
+        if self._on_cuda():
+            _axe._wait_for_stream(_stream_handle(None, _cuda_device()))
 
     def full_tensor(self):
         """The global tensor (partial terms reduced) on every rank, as a new numpy array (torch
-        when the tensor came from torch). Collective."""
+        when the tensor came from torch; a CPU tensor). Collective. The host waits for the data
+        (after torch's current stream, on the cuda backend)."""
+        self._wait_for_torch()
         return self._wrap_global(self._t.full_tensor())
 
     def gather(self, root=0):
-        """The global tensor on `root` (None elsewhere). Collective."""
+        """The global tensor on `root` (None elsewhere). Collective; waits as full_tensor."""
+        self._wait_for_torch()
         return self._wrap_global(self._t.gather(root))
 
     def synchronize(self):
+        """Waits on the host for this rank's pending axe work (the explicit host wait; the stream
+        ordering of redistribute and `local` needs none)."""
         self._t.synchronize()
+
+    def buffer_address(self):
+        """The address of this rank's local buffer (device memory on the cuda backend): `local`
+        is a view at this address plus the shard's offset."""
+        return self._t.buffer_address()
 
     def visualize(self):
         """Who holds which block, like DTensor's visualize_sharding (text; no communication)."""
@@ -256,44 +304,99 @@ class DistTensor:
             self.shape, self.dtype, self.layout, self.mesh)
 
 
-def distribute(tensor, mesh, placements, src_rank=0, dtype=None):
+def distribute(tensor, mesh, placements, src_rank=0, dtype=None, stream=None):
     """DTensor's distribute_tensor: the global `tensor` (numpy array, torch tensor or array-like)
     laid out on `mesh` by `placements` ('S(0),R', [axe.Shard(0), axe.Replicate()],
     axe.Partial('sum'), an axe.Layout or layout text). With src_rank=r, rank r's data is scattered
     (the others pass a tensor of the same shape and dtype, not read); with src_rank=None every rank
     holds the same global tensor and keeps its own shard (no communication). `dtype`: 'bf16' for a
-    uint16 array of bf16 bits. Collective."""
+    uint16 array of bf16 bits. Collective.
+    A torch CUDA tensor on the cuda backend stays on the device (no host copy): it is wrapped
+    (from_local on rank src_rank alone, or Replicate() on every rank) and redistributed to
+    `placements`, ordered with `stream` (default torch's current stream) by events as
+    DistTensor.redistribute is; with src_rank=None the result never aliases `tensor`."""
     _require_runtime()
     fw = _framework(tensor)
-    a, dt = _as_array(tensor, dtype)
     if isinstance(placements, AxisPlacementType):
         placements = [placements]
+    if fw == "torch" and tensor.is_cuda and _axe.backend() == "cuda":
+        return _distribute_cuda(tensor, mesh, placements, src_rank, dtype, stream)
+    a, dt = _as_array(tensor, dtype)
     return DistTensor(_axe._DistTensor.distribute(a, dt, placements, mesh, src_rank), fw)
+
+
+def _distribute_cuda(tensor, mesh, placements, src_rank, dtype, stream):
+    """distribute for a torch CUDA tensor on the cuda backend, on the device: the global tensor as
+    a replicated DistTensor (on rank src_rank alone, or a copy on every rank), then redistribute."""
+    import torch
+    device = _cuda_device()
+    ts = _torch_stream(stream, device)
+    shape = tuple(tensor.shape)
+    with torch.cuda.stream(ts):
+        if src_rank is None:
+            # A private copy: a view result (R -> S(0)) must not alias the caller's tensor.
+            x = tensor.to(device).contiguous().clone()
+            src_mesh = _axe.Mesh(axe_world=world_size())
+        else:
+            if not 0 <= src_rank < world_size():
+                raise Error("distribute: src_rank %d outside the world of %d ranks" % (src_rank, world_size()))
+            x = tensor.to(device).contiguous() if rank() == src_rank else tensor.new_empty(0, device=device)
+            src_mesh = _axe.Mesh(axe_root=1, ranks=[src_rank])
+    src = from_local(x, src_mesh, [_axe.Replicate()], shape, dtype=dtype, stream=ts)
+    return src.redistribute(placements, mesh, stream=ts)
 
 
 AxisPlacementType = _axe.AxisPlacement
 
 
-def from_local(local, mesh, placements, shape, dtype=None):
+def from_local(local, mesh, placements, shape, dtype=None, stream=None):
     """DTensor's from_local: this rank's shard `local` of a global tensor of `shape`. When `local`
     is the whole storage buffer (contiguous, as many elements as the layout's local buffer: every
     even placement) the tensor aliases its memory without a copy (keep it alive and unwritten
     while axe reads it); otherwise (an uneven short shard, a strided array) it is copied into a
-    padded buffer. Collective."""
+    padded buffer (a torch CUDA shard: on the device). Collective.
+    A torch CUDA tensor on the cuda backend: axe's later work waits for `stream` (default torch's
+    current stream) by an event, no host wait, so kernels enqueued there before this call may
+    still be writing `local`. Its memory stays torch's: the tensor's use on `stream` is recorded
+    (Tensor.record_stream), so once freed torch reuses it only after the work enqueued there,
+    which waits for every axe read ordered with that stream (redistribute(stream=) with the same
+    stream, the default). A copy made by redistribute does not keep `local` alive; a view does."""
     _require_runtime()
     if isinstance(placements, AxisPlacementType):
         placements = [placements]
     fw = _framework(local)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     layout = _axe.shard(shape, mesh, placements)
-    if fw == "torch":
+    if fw == "torch" and local.is_cuda:
+        import torch
+        arr, dt = local, dtype or ""
+        if str(arr.dtype) == "torch.bfloat16":
+            arr, dt = arr.view(torch.int16), "bf16"
+        n = layout.local_elements if layout.mesh.contains(rank()) else 0
+        ts = _torch_stream(stream, arr.device)
+        buf = arr if arr.is_contiguous() and arr.numel() == n else None
+        view = None if buf is not None else _axe._local_strides(layout, rank())
+        if view is not None and tuple(arr.shape) == tuple(view[1]):
+            offset, vshape, vstrides = view
+            with torch.cuda.stream(ts):  # the padded buffer, written on the caller's stream
+                buf = torch.zeros(n, dtype=arr.dtype, device=arr.device)
+                if n:
+                    torch.as_strided(buf, vshape, vstrides, offset).copy_(arr)
+        if buf is not None:
+            _axe._wait_for_stream(int(ts.cuda_stream))
+            if buf.numel():
+                # torch's allocator reuses the memory once freed only after the work enqueued on
+                # ts by then, which waits for axe's reads (redistribute signals its stream).
+                buf.record_stream(ts)
+            return DistTensor(_axe._DistTensor.from_local(buf, local if buf is arr else buf, dt, layout), fw)
+        local = arr.cpu().numpy()  # the wrong shape: the error below, on every rank
+    elif fw == "torch":
         arr = local if local.is_contiguous() else local.contiguous()
         dt = "bf16" if str(arr.dtype) == "torch.bfloat16" else (dtype or "")
         if dt == "bf16":
             import torch
             arr = arr.view(torch.int16)
         if arr.numel() == layout.local_elements and arr.is_contiguous():
-            _torch_sync(arr.device if arr.is_cuda else None)
             return DistTensor(_axe._DistTensor.from_local(arr, local, dt, layout), fw)
         local = arr.cpu().numpy()
     a = np.asarray(local)

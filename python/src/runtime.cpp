@@ -7,6 +7,13 @@
 // (a short tail of an uneven shard is left out: padding is never visible); otherwise it is the raw
 // storage buffer (1-D, layout `storage`). Buffers from DistTensor.from_local alias the caller's
 // memory (DistTensor::wrap over a pointer).
+//
+// Streams (cuda backend, torch): the calls that take `stream` (a CUDA stream handle, e.g. torch's
+// current stream) order axe's work with it by events instead of host waits (Backend::
+// wait_for_stream / signal_stream): redistribute waits for the stream, runs, and makes the stream
+// wait for it; local_array makes the stream wait for axe's pending work (instead of synchronizing)
+// and marks the buffer used on it (Buffer::used_on_stream: its memory is freed only after the
+// stream's work on it). Without `stream` they synchronize on the host as before.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/unique_ptr.h>
 
@@ -188,10 +195,17 @@ nb::object array_over(void* data, const std::vector<std::int64_t>& shape64,
   fail("framework '" + framework + "': expected 'numpy', 'torch' or 'dlpack'");
 }
 
-nb::object local_array(const PyTensor& pt, const std::string& framework, int device_id, bool raw) {
+nb::object local_array(const PyTensor& pt, const std::string& framework, int device_id, bool raw,
+                       std::optional<std::uintptr_t> stream) {
   const DistTensor& t = pt.get();
-  t.synchronize();
   Runtime& rt = t.runtime();
+  if (stream && !t.buffer().host_data()) {
+    // The consumer's stream waits for axe's pending work on the buffer; no host wait.
+    rt.backend().signal_stream(*stream);
+    t.buffer().used_on_stream(*stream);
+  } else {
+    t.synchronize();
+  }
   // The owner keeps the buffer (and the caller memory under it) alive as long as the array.
   auto* hold = new PyTensor{t, pt.keep, pt.generation};
   nb::capsule owner(hold, [](void* p) noexcept { delete static_cast<PyTensor*>(p); });
@@ -202,6 +216,10 @@ nb::object local_array(const PyTensor& pt, const std::string& framework, int dev
     data = b.device_data();
     device_type = nb::device::cuda::value;
     if (!data) fail("DistTensor.local: the buffer is neither host memory nor CUDA device memory");
+  } else if (!data && framework != "numpy" && rt.backend().name() == "cuda") {
+    // An empty shard (an uneven dim's last ranks, a rank outside the mesh) of a device tensor is
+    // an empty tensor on the device too, as DTensor's is.
+    device_type = nb::device::cuda::value;
   }
   auto v = raw ? std::nullopt : local_strides(t.layout(), rt.rank());
   if (v) {
@@ -301,6 +319,14 @@ void bind_runtime(nb::module_& m) {
   m.def("local_rank", [] { return runtime().local_rank(); });
   m.def("backend", [] { return std::string(runtime().backend().name()); });
   m.def("barrier", [] { runtime().barrier(); });
+  m.def(
+      "_wait_for_stream", [](std::uintptr_t s) { runtime().backend().wait_for_stream(s); },
+      "Backend::wait_for_stream: axe's later work waits for everything enqueued on CUDA stream "
+      "`s` so far (an event; no host wait; nothing on the host backend).");
+  m.def(
+      "_signal_stream", [](std::uintptr_t s) { runtime().backend().signal_stream(s); },
+      "Backend::signal_stream: later work on CUDA stream `s` waits for everything axe enqueued "
+      "so far (an event; no host wait; nothing on the host backend).");
 
   nb::class_<PyTensor>(m, "_DistTensor")
       .def_static(
@@ -337,8 +363,20 @@ void bind_runtime(nb::module_& m) {
           nb::rv_policy::take_ownership)
       .def(
           "redistribute",
-          [](const PyTensor& p, nb::handle spec, std::optional<Mesh> mesh) {
+          [](const PyTensor& p, nb::handle spec, std::optional<Mesh> mesh,
+             std::optional<std::uintptr_t> stream) {
             const DistTensor& t = p.get();
+            // The result keeps the caller memory under the source only when it is a view of it.
+            // A copy's pending reads of that memory are ordered before the caller's stream
+            // (stream: signal_stream; from_local records the tensor's use on it) or finished (the
+            // host backend), so the caller may free it: a distributed tensor does not pin the
+            // global tensor it was made from.
+            auto run = [&](const DistLayout& to) {
+              DistTensor r =
+                  stream ? t.redistribute(to, CallerStream{*stream}) : t.redistribute(to);
+              const bool view = dynamic_cast<const BufferSlice*>(&r.buffer()) != nullptr;
+              return make(std::move(r), view ? p.keep : nb::object());
+            };
             if (!mesh && nb::isinstance<nb::str>(spec)) {
               // Text on the tensor's own mesh: the DistLayout is cached by (text, source layout),
               // so a training loop's repeated call parses nothing (bounded: cleared at 4096
@@ -353,27 +391,37 @@ void bind_runtime(nb::module_& m) {
                 if (cache.size() >= 4096) cache.clear();
                 it = cache.emplace(std::move(key), std::move(to)).first;
               }
-              return make(t.redistribute(it->second), p.keep);
+              return run(it->second);
             }
             DistLayout to = to_dist_layout(spec, t.shape(), mesh ? *mesh : t.mesh(), "placements");
-            return make(t.redistribute(to), p.keep);
+            return run(to);
           },
-          nb::rv_policy::take_ownership, nb::arg("spec"), nb::arg("mesh") = nb::none())
-      .def("_bench_redistribute",
-           [](const PyTensor& p, const DistLayout& to, int iters) {
-             // The C++ call alone, for the Python-overhead benchmark
-             // (examples/python/overhead_bench.py).
-             const DistTensor& t = p.get();
-             auto t0 = std::chrono::steady_clock::now();
-             for (int i = 0; i < iters; ++i) {
-               DistTensor r = t.redistribute(to);
-               r.synchronize();
-             }
-             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-                    iters;
-           })
+          nb::rv_policy::take_ownership, nb::arg("spec"), nb::arg("mesh") = nb::none(),
+          nb::arg("stream") = nb::none())
+      .def(
+          "_bench_redistribute",
+          [](const PyTensor& p, const DistLayout& to, int iters,
+             std::optional<std::uintptr_t> stream) {
+            // The C++ call alone, for the Python-overhead benchmark
+            // (examples/python/overhead_bench.py). With `stream`: ordered by events, one host
+            // wait at the end (what a torch loop does).
+            const DistTensor& t = p.get();
+            auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < iters; ++i) {
+              if (stream) {
+                DistTensor r = t.redistribute(to, CallerStream{*stream});
+              } else {
+                DistTensor r = t.redistribute(to);
+                r.synchronize();
+              }
+            }
+            if (stream) t.runtime().backend().synchronize();
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                   iters;
+          },
+          nb::arg("to"), nb::arg("iters"), nb::arg("stream") = nb::none())
       .def("local_array", &local_array, nb::arg("framework") = "numpy", nb::arg("device_id") = 0,
-           nb::arg("raw") = false)
+           nb::arg("raw") = false, nb::arg("stream") = nb::none())
       .def("full_tensor", [](const PyTensor& p) { return host_array(p.get().gather_all()); })
       .def(
           "gather", [](const PyTensor& p, int root) { return host_array(p.get().gather(root)); },

@@ -6,12 +6,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "axe/cuda/check.hpp"
@@ -36,6 +40,78 @@ SharedStream make_shared_stream(int device) {
   });
 }
 
+namespace {
+
+// The pool of stream_wait: free events per device, created on demand, never destroyed (buffers
+// freed at exit still order their release through it, so it outlives every static).
+struct EventPool {
+  std::mutex mutex;
+  std::vector<std::pair<int, cudaEvent_t>> free;
+  std::atomic<std::size_t> created{0};
+};
+
+EventPool& event_pool() {
+  static EventPool* pool = new EventPool;
+  return *pool;
+}
+
+std::string handle_text(cudaStream_t s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", static_cast<void*>(s));
+  return buf;
+}
+
+// stream_wait without throwing (buffer destructors): the first CUDA error, cleared.
+cudaError_t try_stream_wait(cudaStream_t waiter, cudaStream_t signaller, int device) {
+  if (waiter == signaller) return cudaSuccess;
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+  cudaError_t e = previous == device ? cudaSuccess : cudaSetDevice(device);
+  cudaEvent_t ev = nullptr;
+  EventPool& pool = event_pool();
+  if (e == cudaSuccess) {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    auto it = std::find_if(pool.free.begin(), pool.free.end(),
+                           [&](const auto& p) { return p.first == device; });
+    if (it != pool.free.end()) {
+      ev = it->second;
+      pool.free.erase(it);
+    }
+  }
+  if (e == cudaSuccess && !ev) {
+    e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+      ++pool.created;
+    else
+      ev = nullptr;
+  }
+  if (e == cudaSuccess) e = cudaEventRecord(ev, signaller);
+  // The wait captures the event as recorded now: the event may be recorded again at once.
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(waiter, ev, 0);
+  if (ev) {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    pool.free.emplace_back(device, ev);
+  }
+  if (e != cudaSuccess) cudaGetLastError();
+  if (previous >= 0 && previous != device) cudaSetDevice(previous);
+  return e;
+}
+
+}  // namespace
+
+void stream_wait(cudaStream_t waiter, cudaStream_t signaller, int device) {
+  const cudaError_t e = try_stream_wait(waiter, signaller, device);
+  if (e != cudaSuccess)
+    fail("cuda backend: cannot order stream " + handle_text(waiter) + " after stream " +
+         handle_text(signaller) + " on device " + std::to_string(device) + ": " +
+         cudaGetErrorString(e) + " (both must be live streams of device " + std::to_string(device) +
+         "; 0 is its default stream)");
+}
+
+std::size_t stream_wait_events_created() {
+  return event_pool().created.load();
+}
+
 CudaBuffer::CudaBuffer(std::size_t bytes, int device, SharedStream stream, bool zero)
     : bytes_(bytes), device_(device), stream_(std::move(stream)) {
   if (bytes_ == 0) return;
@@ -56,7 +132,18 @@ CudaBuffer::CudaBuffer(std::size_t bytes, int device, SharedStream stream, bool 
 CudaBuffer::~CudaBuffer() {
   if (!data_) return;
   cudaSetDevice(device_);
+  // The memory goes back to the pool in the backend's stream order: first after the work of every
+  // stream it was lent to (enqueued by now), so a consumer still reading it cannot see the next
+  // allocation's writes. A failure here (a consumer stream already destroyed) cannot be reported
+  // from a destructor; the free is still enqueued.
+  for (cudaStream_t s : lent_to_) try_stream_wait(stream_.get(), s, device_);
   cudaFreeAsync(data_, stream_.get());
+}
+
+void CudaBuffer::used_on_stream(std::uintptr_t stream) const {
+  auto s = reinterpret_cast<cudaStream_t>(stream);
+  if (!data_ || s == stream_.get()) return;
+  if (std::find(lent_to_.begin(), lent_to_.end(), s) == lent_to_.end()) lent_to_.push_back(s);
 }
 
 namespace {
@@ -227,6 +314,14 @@ class CudaBackend : public Backend {
   // the wait polls NCCL and is bounded by AXE_TIMEOUT_S (NcclComm::wait: error or timeout ->
   // every communicator aborted, axe::Error; failed() is true from then on).
   void synchronize() override { wait_stream("cuda backend: synchronize"); }
+
+  // Event ordering with a caller's stream (backend.hpp): no host wait.
+  void wait_for_stream(std::uintptr_t stream) override {
+    stream_wait(stream_, reinterpret_cast<cudaStream_t>(stream), device_);
+  }
+  void signal_stream(std::uintptr_t stream) override {
+    stream_wait(reinterpret_cast<cudaStream_t>(stream), stream_, device_);
+  }
 
   // Caller device memory on this backend's GPU, aliased (never freed).
   std::shared_ptr<Buffer> wrap_memory(void* data, std::size_t bytes) override {

@@ -79,6 +79,9 @@ constexpr Tunable kTable[] = {
     {"AXE_PYTHON", K::Path, "", 0, 0, "tests",
      "README check: the interpreter that runs the README's Python (CTest sets it when the extension is built); "
      "empty: skipped"},
+    {"AXE_TORCH_PYTHON", K::Path, "", 0, 0, "tests",
+     "torch/CUDA Python tests (`python_torch_cuda_np2`): the interpreter with torch that runs them (it must import "
+     "the build's extension: configure with `-DPython_EXECUTABLE` at it); empty: the build's Python"},
 };
 
 [[noreturn]] void bad_value(const Tunable& t, const std::string& text, const std::string& why) {

@@ -18,6 +18,8 @@
 //   communicators and throws axe::Error; failed() is then true, so every later agreement fails
 //   on every rank and ~Runtime ends the job with MPI_Abort. execute() = execute_async +
 //   synchronize.
+// wait_for_stream(s) / signal_stream(s) (backend.hpp): one event from the pool (stream_wait
+//   below) recorded on one stream and waited for by the other; no host wait.
 // copy_from_host / copy_to_host: cudaMemcpyAsync on the same stream, then the same bounded wait.
 // allocate(n) / allocate_uninitialized(n): a CudaBuffer from the stream-ordered pool (see below).
 // wrap_memory(p, n): a CudaView over p after cudaPointerGetAttributes says it is device memory of
@@ -32,7 +34,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "axe/runtime/backend.hpp"
 
@@ -43,11 +47,27 @@ namespace axe::cuda {
 using SharedStream = std::shared_ptr<CUstream_st>;
 SharedStream make_shared_stream(int device);
 
+// Stream ordering without a host wait: work enqueued on `waiter` after this call starts only
+// after everything enqueued on `signaller` before it has completed (cudaEventRecord on
+// `signaller`, cudaStreamWaitEvent on `waiter`). Both are streams of `device` (0 = its legacy
+// default stream); the same stream twice is a no-op. The event comes from a process-wide pool of
+// reusable events per device (cudaEventDisableTiming) and goes back at once: a stream wait
+// captures the event's state when it is enqueued, so the pool holds as many events as calls run
+// at the same time (one per thread), never one per call. The current device is restored. Throws
+// axe::Error naming both handles when CUDA refuses (a stream of another device, a destroyed one).
+// Example: stream_wait(axe_stream, torch_stream, 0);  // axe's next plan after torch's kernels
+void stream_wait(cudaStream_t waiter, cudaStream_t signaller, int device);
+// Events the pool has created in this process (a diagnostic: bounded by the calls that ever ran
+// at the same time, whatever the number of calls).
+std::size_t stream_wait_events_created();
+
 // Device memory of one rank from the device's stream-ordered pool (cudaMallocAsync on `stream`;
 // the pool keeps freed memory for reuse, so a redistribute that allocates its result costs no
 // cudaMalloc and no device synchronisation), freed with cudaFreeAsync on the same stream, after
-// all work enqueued there that may still use it. Zero-filled by a memset on `stream` unless
-// `zero` is false (a buffer that is written whole before any read, e.g. a redistribute result).
+// all work enqueued there that may still use it, and after all work enqueued by then on the
+// streams it was lent to (used_on_stream, backend.hpp: `stream` first waits for each of them).
+// Zero-filled by a memset on `stream` unless `zero` is false (a buffer that is written whole
+// before any read, e.g. a redistribute result).
 class CudaBuffer : public Buffer {
  public:
   CudaBuffer(std::size_t bytes, int device, SharedStream stream, bool zero = true);
@@ -58,12 +78,16 @@ class CudaBuffer : public Buffer {
   void* device_data() override { return data_; }
   const void* device_data() const { return data_; }
   int device() const { return device_; }
+  void used_on_stream(std::uintptr_t stream) const override;
+  // The streams marked by used_on_stream, in marking order.
+  const std::vector<cudaStream_t>& lent_to() const { return lent_to_; }
 
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   int device_ = 0;
   SharedStream stream_;
+  mutable std::vector<cudaStream_t> lent_to_;
 };
 
 // Caller-owned device memory (DistTensor::wrap over a device pointer, Backend::wrap_memory): the

@@ -35,6 +35,17 @@ class Buffer {
   virtual std::byte* host_data() { return nullptr; }
   virtual const std::byte* host_data() const { return nullptr; }
   virtual void* device_data() { return nullptr; }  // device pointer (CUDA), else nullptr
+  // Work on the caller's stream `stream` (a CUDA stream handle as an integer, as in
+  // Backend::wait_for_stream; 0 = the legacy default stream) may use these bytes: the buffer was
+  // lent out, e.g. as a torch tensor over it (Python's `t.local`). The rule of release: when the
+  // last owner lets go, the memory is returned only after every stream so marked has completed
+  // the work enqueued on it by then (CudaBuffer: each such stream gets an event, which the
+  // backend's stream waits for before its cudaFreeAsync; no host wait). Each stream marked must
+  // outlive the buffer (torch's streams and the default stream do). Default: nothing (host memory,
+  // or memory the buffer does not free). Marking the same stream again is free.
+  // Example: r.buffer().used_on_stream(s); kernel<<<g, b, 0, s>>>(r.buffer().device_data());
+  //   r = {};  // the free waits for the kernel on s, which may still be running
+  virtual void used_on_stream(std::uintptr_t stream) const { (void)stream; }
 };
 
 // Host memory buffer (zero-initialised).
@@ -85,6 +96,7 @@ class BufferSlice : public Buffer {
     void* p = parent_->device_data();
     return p ? static_cast<std::byte*>(p) + offset_ : nullptr;
   }
+  void used_on_stream(std::uintptr_t stream) const override { parent_->used_on_stream(stream); }
   const Buffer& parent() const { return *parent_; }
 
  private:
@@ -137,6 +149,27 @@ class Backend {
   // Waits until every execute_async issued on this rank has completed (host-visible); rethrows
   // their errors as axe::Error. Default: nothing pending.
   virtual void synchronize() {}
+
+  // Ordering with a caller's stream through events, without host waits (what
+  // DistTensor::redistribute(to, CallerStream{s}) and Python's redistribute(stream=) use).
+  // `stream` is a CUDA stream handle (cudaStream_t as an integer; 0 = the legacy default stream,
+  // which is torch's default current stream) on this backend's device.
+  //   wait_for_stream(s): backend work enqueued after this call (plans, copies, frees) starts only
+  //     after everything enqueued on `s` before this call has completed. Call it before a plan
+  //     reads memory that work on `s` writes.
+  //   signal_stream(s): work enqueued on `s` after this call starts only after everything the
+  //     backend enqueued before this call has completed. Call it before work on `s` reads (or
+  //     writes) a result, or writes memory a pending plan reads.
+  // Both return at once (the CUDA backend: cudaEventRecord on one stream, cudaStreamWaitEvent on
+  // the other, with an event from a small per-device pool of reusable events; never a host wait
+  // and no event created per call). Neither orders anything after later work on `s`. A handle of
+  // another device or a destroyed stream: axe::Error. Default (the host backend, whose work has
+  // finished when its calls return): nothing.
+  // Example (cuda): produce<<<g, b, 0, s>>>(src_ptr);   // writes the source
+  //   backend.wait_for_stream(s); backend.execute_async(plan, src, dst); backend.signal_stream(s);
+  //   consume<<<g, b, 0, s>>>(dst_ptr);                  // reads the plan's result: no synchronize
+  virtual void wait_for_stream(std::uintptr_t stream) { (void)stream; }
+  virtual void signal_stream(std::uintptr_t stream) { (void)stream; }
   // True once the backend is unusable (the CUDA backend: NCCL reported an error or timed out and
   // its communicators were aborted). Runtime::failed() includes it, so ~Runtime ends the job with
   // MPI_Abort instead of waiting in MPI_Finalize on a peer that may be dead. Default: never.

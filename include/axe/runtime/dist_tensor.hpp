@@ -23,6 +23,13 @@
 // pending work: cudaFree does); errors of the pending work surface at the synchronizing call, on
 // the ranks whose work failed.
 //
+// Ordering with the caller's stream instead (redistribute(to, CallerStream{s})): the plan waits
+// for the work enqueued on the caller's CUDA stream so far, and work the caller enqueues on it
+// afterwards waits for the plan, through events (Backend::wait_for_stream / signal_stream); the
+// result's buffer is marked used on that stream (Buffer::used_on_stream), so its memory is
+// returned only after the caller's work on it. Nothing waits on the host: a kernel on the stream
+// may read the result right away. Host reads (gather, to_host, ...) still synchronize.
+//
 // Caller memory: wrap over a pointer aliases it without a copy (see wrap below); wrap by value
 // copies.
 #pragma once
@@ -104,6 +111,12 @@ struct HostTensor {
   const std::byte* element(std::int64_t i, const char* what) const;
 };
 
+// A caller's CUDA stream (cudaStream_t as an integer; 0 = the legacy default stream) that a
+// redistribute orders itself with (Backend::wait_for_stream / signal_stream).
+struct CallerStream {
+  std::uintptr_t handle = 0;
+};
+
 // This rank's shard: its bytes (host backend) and what they hold.
 struct LocalView {
   std::span<const std::byte> bytes;  // storage order; empty when not host-addressable
@@ -183,6 +196,13 @@ class DistTensor {
     return redistribute(std::span<const AxisPlacement>(p.begin(), p.size()));
   }
   DistTensor redistribute(const Mesh& mesh, std::initializer_list<AxisPlacement> p) const;
+  // The same, ordered with the caller's stream by events (see "Ordering with the caller's stream"
+  // above): backend.wait_for_stream(s), redistribute(to), backend.signal_stream(s), and the
+  // result's buffer marked used on s. The host backend: redistribute(to).
+  // Example (cuda): fill<<<g, b, 0, s>>>(src_ptr);
+  //   auto r = t.redistribute(to, CallerStream{reinterpret_cast<std::uintptr_t>(s)});
+  //   use<<<g, b, 0, s>>>(r.buffer().device_data());   // sees the redistributed values
+  DistTensor redistribute(const DistLayout& to, CallerStream stream) const;
 
   bool defined() const { return rt_ != nullptr; }
   const DistLayout& layout() const { return layout_; }
