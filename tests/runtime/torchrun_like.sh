@@ -1,11 +1,28 @@
 #!/bin/sh
 # torchrun_like.sh N COMMAND...: starts N copies of COMMAND as `torchrun --nproc-per-node N` starts
 # its workers on one node, without MPI: RANK = LOCAL_RANK = 0..N-1, WORLD_SIZE = LOCAL_WORLD_SIZE
-# = N, MASTER_ADDR = 127.0.0.1, MASTER_PORT = $MASTER_PORT or a port that was free a moment ago
-# (axe's rendezvous takes MASTER_PORT + 1). Open MPI's and PMI's variables are removed, so the
+# = N, MASTER_ADDR = 127.0.0.1, MASTER_PORT = $MASTER_PORT or a port P that was free a moment ago
+# with P + 1 free too (axe's rendezvous takes MASTER_PORT + 1; a P + 1 that some other program
+# held made the rendezvous fail with "Address already in use" under a parallel ctest). Open MPI's and PMI's variables are removed, so the
 # runtime sees no MPI launcher. Waits for every copy; exits with the highest exit status.
 n=$1; shift
-port=${MASTER_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+port=${MASTER_PORT:-$(python3 -c '
+import socket
+for _ in range(100):
+    a, b = socket.socket(), socket.socket()
+    try:
+        a.bind(("127.0.0.1", 0))
+        p = a.getsockname()[1]
+        if p < 65535:
+            b.bind(("127.0.0.1", p + 1))
+            print(p)
+            break
+    except OSError:
+        pass
+    finally:
+        a.close()
+        b.close()
+')}
 for v in $(env | sed -n 's/^\(OMPI_[A-Za-z0-9_]*\|PMIX_[A-Za-z0-9_]*\|PMI_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 # Each copy's output goes through `sed -u`, which writes it a whole line at a time (the copies'
 # unbuffered stderr would otherwise interleave mid-line).
