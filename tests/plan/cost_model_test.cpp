@@ -63,6 +63,71 @@ TEST(CostModelParse, ErrorsNameTheLine) {
   expect_error("all-gather -1 10\n", "1", "ALPHA_US must be >= 0");
 }
 
+// "peer KIND [AXES] ALPHA_US GBPS" prices the peer transport; the network entries stay as they
+// were, and a kind without a peer line has no peer price.
+TEST(CostModelParse, PeerLinesPriceThePeerTransport) {
+  CostModel m = CostModel::parse(
+      "all-gather 5 100\n"
+      "peer all-gather 2 50\n"
+      "peer all-to-all tp 1 400\n");
+  EXPECT_TRUE(m.has_peer());
+  EXPECT_FALSE(CostModel().has_peer());
+  EXPECT_DOUBLE_EQ(m.coeffs(StepKind::AllGather, {}).alpha, 5e-6);
+  ASSERT_TRUE(m.peer_coeffs(StepKind::AllGather, {Axis("dp")}));  // falls back to the kind's line
+  EXPECT_DOUBLE_EQ(m.peer_coeffs(StepKind::AllGather, {Axis("dp")})->alpha, 2e-6);
+  EXPECT_DOUBLE_EQ(m.peer_coeffs(StepKind::AllGather, {})->beta, 1.0 / 50e9);
+  EXPECT_DOUBLE_EQ(m.peer_coeffs(StepKind::AllToAll, {Axis("tp")})->beta, 1.0 / 400e9);
+  EXPECT_FALSE(m.peer_coeffs(StepKind::AllToAll, {}));  // only tp has one
+  EXPECT_FALSE(m.peer_coeffs(StepKind::AllReduce, {}));
+  // Peer lines are part of the fingerprint (plans are cached by it).
+  EXPECT_NE(m.fingerprint(), CostModel::parse("all-gather 5 100\n").fingerprint());
+  EXPECT_FALSE(m == CostModel::parse("all-gather 5 100\n"));
+}
+
+TEST(CostModelParse, PeerLineErrorsNameTheLine) {
+  expect_error("peer local 0 2\n", "1", "no peer price");
+  expect_error("\npeer bogus 1 2\n", "2", "unknown kind 'bogus'");
+  expect_error("peer all-gather 5\n", "1", "wrong number of fields");
+  expect_error("peer\n", "1", "wrong number of fields");
+}
+
+// step_transport_cost: alpha + beta * step_model_bytes on each transport.
+TEST(CostModelStep, TransportCostsOfAnAllGather) {
+  // An all-gather on 4 ranks of 1024-element f32 blocks: this rank sends its block to 3 peers and
+  // receives 3 blocks, 12288 bytes each way.
+  Step st;
+  st.kind = StepKind::AllGather;
+  st.group = {0, 1, 2, 3};
+  Transfer box;
+  box.extents = ModeVector{1024};
+  box.src_strides = ModeVector{1};
+  box.dst_strides = ModeVector{1};
+  for (std::int64_t q : {1, 2, 3}) {
+    st.sends.push_back({q, {box}});
+    st.recvs.push_back({q, {box}});
+  }
+  EXPECT_DOUBLE_EQ(step_model_bytes(st, DType::F32), 12288.0);
+  const CostModel m = CostModel::parse("all-gather 5 100\npeer all-gather 2 50\n");
+  const TransportCost c = step_transport_cost(m, st, DType::F32);
+  EXPECT_DOUBLE_EQ(c.network, 5e-6 + 12288 / 100e9);
+  ASSERT_TRUE(c.peer);
+  EXPECT_DOUBLE_EQ(*c.peer, 2e-6 + 12288 / 50e9);
+  EXPECT_FALSE(step_transport_cost(CostModel(), st, DType::F32).peer);  // no peer line
+  // Send-recv pays alpha per peer it sends to: 3 * 10 us + 12288 B / 20 GB/s by default.
+  st.kind = StepKind::SendRecv;
+  EXPECT_DOUBLE_EQ(step_transport_cost(CostModel(), st, DType::F32).network, 3 * 10e-6 + 12288 / 20e9);
+  // An all-reduce counts its ring share of the term (its local copy): 2 (g-1)/g of 4096 bytes.
+  st.kind = StepKind::AllReduce;
+  st.copies = {box};
+  EXPECT_DOUBLE_EQ(step_model_bytes(st, DType::F32), 2.0 * 3 / 4 * 4096);
+  // A step without messages costs nothing on either transport.
+  Step none;
+  none.kind = StepKind::AllToAll;
+  const TransportCost z = step_transport_cost(m, none, DType::F32);
+  EXPECT_EQ(z.network, 0);
+  EXPECT_EQ(z.peer, 0.0);
+}
+
 TEST(CostModelLoad, MissingFileIsAClearError) {
   try {
     CostModel::load("/nonexistent/axe-cost.txt");
