@@ -135,9 +135,13 @@ static int run(Runtime& rt, int argc, char** argv) {
             StepKind::Broadcast, StepKind::Permute, StepKind::SendRecv}) {
         if (!g.empty() && k == StepKind::SendRecv) continue;
         auto d = def.coeffs(k, g), m = measured.coeffs(k, g);
-        std::printf("  %-15s %-6s %12.2f %10s   %12.2f %10s\n", std::string(to_string(k)).c_str(),
+        std::printf("  %-15s %-6s %12.2f %10s   %12.2f %10s", std::string(to_string(k)).c_str(),
                     g.empty() ? "any" : axes_text(g).c_str(), d.alpha * 1e6, gbps(d.beta).c_str(),
                     m.alpha * 1e6, gbps(m.beta).c_str());
+        // The peer transport's line, where measured (one node, a GPU per rank).
+        if (auto q = measured.peer_coeffs(k, g))
+          std::printf("   peer %10.2f %10s", q->alpha * 1e6, gbps(q->beta).c_str());
+        std::printf("\n");
       }
     std::printf("  %-15s %-6s %12s %10s   %12s %10s\n", "local copy", "", "",
                 gbps(def.local_beta).c_str(), "", gbps(measured.local_beta).c_str());

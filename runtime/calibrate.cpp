@@ -256,7 +256,7 @@ std::string calibration_text(const Calibration& c, int iterations, int repeats) 
                 "run) of the slowest rank\n",
                 utc_now().c_str(), c.seconds, iterations, repeats);
   s += buf;
-  s += "# lines: KIND [AXES] ALPHA_US GBPS (no axes: the world group, the default for any group)\n";
+  s += "# lines: [peer] KIND [AXES] ALPHA_US GBPS (no axes: the world group, the default for any group; peer: the peer transport)\n";
   for (const auto& x : c.series) {
     std::string g = "world";
     if (!x.axes.empty()) {
@@ -264,8 +264,8 @@ std::string calibration_text(const Calibration& c, int iterations, int repeats) 
       g += axes_text(x.axes);
       g += '}';
     }
-    s += "# " + std::string(to_string(x.kind)) + " on " + g + " (g=" + std::to_string(x.group) +
-         "):";
+    s += "# " + std::string(x.peer ? "peer " : "") + std::string(to_string(x.kind)) + " on " + g +
+         " (g=" + std::to_string(x.group) + "):";
     for (const auto& p : x.points) {
       std::snprintf(buf, sizeof buf, " N=%lld B %.2f us (x=%.0f B, local %.2f us);",
                     static_cast<long long>(p.shard_bytes), p.seconds * 1e6, p.x, p.local * 1e6);
@@ -277,7 +277,7 @@ std::string calibration_text(const Calibration& c, int iterations, int repeats) 
     if (x.points.size() >= 2) {
       CostModel::Coeffs f = x.fit;
       if (x.kind == StepKind::LocalCopy) f.alpha = 0;  // the model has no alpha for local copies
-      s += coeffs_line(x.kind, x.axes, f) + "\n";
+      s += coeffs_line(x.kind, x.axes, f, x.peer) + "\n";
     }
   return s;
 }
@@ -332,7 +332,22 @@ Calibration calibrate(Runtime& rt, const CalibrationOptions& options) {
         for (StepKind k : kinds)
           if (k != StepKind::SendRecv) specs.push_back({k, &r.mesh, {r.mesh.axes()[i]}});
       }
+    // With a per-step choice of transport (one node, a GPU per rank), both are measured, each
+    // forced; the peer series fit the model's "peer" lines (local copies move nothing between
+    // ranks: one line).
+    Backend& be = rt.backend();
+    const bool both = be.set_transport("network");
     c.series = measure(rt, specs, r);
+    if (both) {
+      be.set_transport("peer");
+      std::vector<CalibrationSeries> peer = measure(rt, specs, r);  // the local copy again: its fit
+      be.set_transport("");                                         // is what the others subtract
+      for (auto& x : peer)
+        if (x.kind != StepKind::LocalCopy) {
+          x.peer = true;
+          c.series.push_back(std::move(x));
+        }
+    }
   }
   c.seconds = now_s() - t0;
   // Rank 0's text is the model everywhere (the timings are already max-reduced, so the ranks

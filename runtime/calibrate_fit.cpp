@@ -195,10 +195,10 @@ CalibrationCase calibration_case(StepKind kind, const Mesh& mesh, const std::vec
   return k;
 }
 
-std::string coeffs_line(StepKind kind, const std::vector<Axis>& axes, CostModel::Coeffs c) {
-  char buf[160];
+std::string coeffs_line(StepKind kind, const std::vector<Axis>& axes, CostModel::Coeffs c, bool peer) {
+  char buf[168];
   std::string a = axes_text(axes);
-  std::snprintf(buf, sizeof buf, "%s%s%s %.6g %.6g", std::string(to_string(kind)).c_str(),
+  std::snprintf(buf, sizeof buf, "%s%s%s%s %.6g %.6g", peer ? "peer " : "", std::string(to_string(kind)).c_str(),
                 a.empty() ? "" : " ", a.c_str(), c.alpha * 1e6, 1.0 / (c.beta * 1e9));
   return buf;
 }

@@ -349,17 +349,17 @@ class CudaBackend : public Backend {
   // The transport of this job (choose_transport; peer_comm.hpp) and the executor over it.
   // Collective over the world, called by every rank at its first execute. Every decision is
   // made from all-gathered facts, so all ranks decide alike.
+  // With a GPU per rank on one node (per_step), the peer transport joins NCCL when the cost model
+  // prices it (peer entries) or calibration asks for it (set_transport): ensure_per_step().
   void connect_transport() {
     Control& control = rt_.control();
     const auto places = gather_places(control, device_);
     const TransportChoice choice = choose_transport(static_cast<int>(tunable_int("AXE_PEER_TRANSPORT")), places);
+    per_step_ = choice.per_step;
     std::string note = choice.note;
     if (choice.peer) {
       try {
-        PeerComm::AllGather allgather = [&control](std::span<const std::byte> mine) {
-          return control.allgather(mine, "peer transport: handles");
-        };
-        peer_ = std::make_unique<PeerComm>(std::move(allgather), rt_.rank(), rt_.size(), device_, rt_.timeout_s());
+        peer_ = make_peer();
       } catch (const PeerUnavailable& e) {
         if (choice.shared) throw;  // NCCL cannot carry ranks that share a GPU
         note = std::string(e.what()) + "; NCCL moves the data";
@@ -375,14 +375,64 @@ class CudaBackend : public Backend {
       executor_ = std::make_unique<CudaExecutor>(comm_.get(), stream_);
     }
     if (!note.empty() && rt_.rank() == 0) std::fprintf(stderr, "axe: %s\n", note.c_str());
+    if (per_step_ && rt_.cost_model().has_peer()) ensure_per_step();
   }
+
+  std::unique_ptr<PeerComm> make_peer() {
+    Control& control = rt_.control();
+    PeerComm::AllGather allgather = [&control](std::span<const std::byte> mine) {
+      return control.allgather(mine, "peer transport: handles");
+    };
+    return std::make_unique<PeerComm>(std::move(allgather), rt_.rank(), rt_.size(), device_, rt_.timeout_s());
+  }
+
+  // The peer transport beside NCCL, and an executor over both (the prepared plans go with the old
+  // one). Collective over the world; every rank has the same per_step_ and peer_refused_. Returns
+  // whether both are there; a system that refuses CUDA IPC leaves NCCL alone, with one line.
+  bool ensure_per_step() {
+    if (peer_ && comm_) return true;
+    if (!per_step_ || peer_refused_ || !comm_) return false;
+    try {
+      peer_ = make_peer();
+    } catch (const PeerUnavailable& e) {
+      peer_refused_ = true;
+      if (rt_.rank() == 0) std::fprintf(stderr, "axe: %s; NCCL moves the data\n", e.what());
+      return false;
+    }
+    executor_.reset();
+    executor_ = std::make_unique<CudaExecutor>(comm_.get(), peer_.get(), stream_);
+    executor_->set_cost_model(&rt_.cost_model());
+    return true;
+  }
+
+ public:
+  bool set_transport(std::string_view which) override {
+    if (which != "" && which != "network" && which != "peer")
+      fail("cuda backend: set_transport('" + std::string(which) + "'): expected '', 'network' or 'peer'");
+    AXE_CUDA_CHECK(cudaSetDevice(device_));
+    if (!executor_) connect_transport();  // collective: every rank calls set_transport
+    if (which.empty() ? !(peer_ && comm_) : !ensure_per_step()) return which.empty();
+    executor_->set_step_transport(which.empty() ? StepTransport::Model
+                                  : which == "peer" ? StepTransport::Peer
+                                                    : StepTransport::Network);
+    return true;
+  }
+
+ private:
 
   // Waits for all of stream_: through NcclComm::wait (bounded, NCCL errors polled) once the
   // communicator exists, else a plain event wait (only copies and memsets can be pending then).
   void wait_stream(const char* what) {
     AXE_CUDA_CHECK(cudaSetDevice(device_));
     AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
-    if (comm_) comm_->wait(done_, what);
+    if (comm_ && peer_) {
+      try {
+        comm_->wait(done_, what);
+      } catch (...) {
+        peer_->release_waits();  // teardown must not wait on a peer's flags
+        throw;
+      }
+    } else if (comm_) comm_->wait(done_, what);
     else if (peer_) peer_->wait(done_, what);
     else AXE_CUDA_CHECK(cudaEventSynchronize(done_));
   }
@@ -414,7 +464,10 @@ class CudaBackend : public Backend {
   cudaStream_t stream_ = nullptr;  // shared_stream_.get()
   cudaEvent_t done_ = nullptr;
   std::unique_ptr<NcclComm> comm_;
-  std::unique_ptr<PeerComm> peer_;  // instead of comm_: ranks of one node that share GPUs (or asked to)
+  // Instead of comm_: ranks of one node that share GPUs (or asked to); beside it: per step.
+  std::unique_ptr<PeerComm> peer_;
+  bool per_step_ = false;      // choose_transport's per_step
+  bool peer_refused_ = false;  // the system refused CUDA IPC when the peer transport was tried
   std::unique_ptr<CudaExecutor> executor_;
 };
 

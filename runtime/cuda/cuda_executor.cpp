@@ -117,6 +117,8 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     }
     bool packed = false;
     auto pack = [&](const BoxList& l, void* dst) {
+      // Staging the peers read from is reused once they have copied out what was sent before.
+      if (dst == sendr && peer_ && p.any_peer()) peer_->wait_consumed(sp);
       copy_boxes(l, in, dst, sp);
       ++launches_;
       packed = true;
@@ -197,13 +199,11 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       AXE_NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, n, nccl_type(dt), nccl_op(s.op), ps.comm, stream_));
       comm_->settle(ps.comm, "ncclReduceScatter");
       ++nccl_calls_;
-    } else if (peer_) {
+    } else if (ps.peer) {
       // The peer transport (peer_comm.hpp): staging is free once the peers copied out what this
-      // rank sent before; pack; tell the receivers; pull each message once its sender says so.
-      if (!ps.pack.empty()) {
-        peer_->wait_consumed(sp);
-        pack(ps.pack, sendr);
-      }
+      // rank sent before (pack waits for that); tell the receivers; pull each message once its
+      // sender says so.
+      if (!ps.pack.empty()) pack(ps.pack, sendr);
       if (!ps.sends.empty() || !ps.recvs.empty()) {
         before_transfer();
         for (const auto& m : ps.sends)
@@ -286,6 +286,17 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
 }
 
 void CudaExecutor::synchronize() {
+  if (peer_ && comm_) {
+    // Both transports: NCCL's errors are polled; on a failure or the timeout the peer transport's
+    // stream waits are released too, so that this rank can still tear down.
+    try {
+      comm_->wait(done_, "CudaExecutor::synchronize");
+    } catch (...) {
+      peer_->release_waits();  // NCCL is aborted and failed() from now on: no plan runs again
+      throw;
+    }
+    return;
+  }
   if (peer_) {
     peer_->wait(done_, "CudaExecutor::synchronize");
     return;

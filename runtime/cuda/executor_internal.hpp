@@ -2,6 +2,7 @@
 // form of a step and of a prepared plan, shared by preparation, lowering and dispatch.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -61,6 +62,7 @@ struct PStep {
   // staging slots, so chunk c's pack and unpack overlap the transfers of chunks c -/+ 1.
   std::int64_t chunk = 0, chunks = 1;
   int slot = 0;
+  bool peer = false;  // moved by the peer transport (else NCCL)
 };
 
 // Lowering (executor_lower.cpp).
@@ -85,6 +87,10 @@ struct CudaExecutor::Prepared {
   // Per plan step: the chunks this rank would pipeline it in (1: none), and the agreed number
   // (the maximum over the world, so that every member of a group makes the same calls).
   std::vector<std::int64_t> wish, chunks;
+  // Per plan step: it runs on the peer transport (all with the peer transport alone, none with
+  // NCCL alone, the agreed choice with both; see executor.hpp).
+  std::vector<char> on_peer;
+  bool any_peer() const { return std::find(on_peer.begin(), on_peer.end(), 1) != on_peer.end(); }
   // One entry per run step whose kind has a native collective (the same steps on every rank):
   // this rank's group when it runs the native call, else empty.
   std::vector<std::vector<std::int64_t>> groups;

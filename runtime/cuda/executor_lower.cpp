@@ -91,6 +91,7 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
                  bool peer) {
   const DType dt = pl.dtype;
   PStep ps;
+  ps.peer = peer;
   // Local copies worth overlapping with the step's transfer (non-reducing steps: the copies and
   // the received boxes write disjoint elements of `out`, so they may run concurrently).
   const bool big_local = !s.reduce && overlap_min > 0 &&

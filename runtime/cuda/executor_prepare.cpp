@@ -33,6 +33,14 @@ CudaExecutor::CudaExecutor(PeerComm* peer, cudaStream_t stream) : CudaExecutor(s
   if (peer_) AXE_CUDA_CHECK(cudaSetDevice(peer_->device()));
 }
 
+CudaExecutor::CudaExecutor(NcclComm* comm, PeerComm* peer, cudaStream_t stream) : CudaExecutor(comm, stream) {
+  if (comm && peer && (comm->rank() != peer->rank() || comm->size() != peer->size()))
+    fail("CudaExecutor: the NCCL communicator (rank " + std::to_string(comm->rank()) + " of " +
+         std::to_string(comm->size()) + ") and the peer transport (rank " + std::to_string(peer->rank()) + " of " +
+         std::to_string(peer->size()) + ") must span the same ranks");
+  peer_ = peer;
+}
+
 CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
   if (comm_) AXE_CUDA_CHECK(cudaSetDevice(comm_->device()));
   if (!stream_) {
@@ -69,6 +77,24 @@ CudaExecutor::~CudaExecutor() {
   if (join_) cudaEventDestroy(join_);
   if (done_) cudaEventDestroy(done_);
   if (owns_stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaExecutor::set_step_transport(StepTransport t) {
+  if (t == forced_) return;
+  if (t == StepTransport::Peer && !peer_)
+    fail("CudaExecutor::set_step_transport: the peer transport was asked for, but this executor has none");
+  if (t == StepTransport::Network && !comm_)
+    fail("CudaExecutor::set_step_transport: NCCL was asked for, but this executor has no communicator");
+  forced_ = t;
+  quiesce();
+  AXE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  cache_.clear();
+}
+
+std::vector<bool> CudaExecutor::peer_steps(const RankPlan& plan) const {
+  const Prepared* p = lookup(plan);
+  if (!p) return {};
+  return std::vector<bool>(p->on_peer.begin(), p->on_peer.end());
 }
 
 void CudaExecutor::set_overlap_min(std::int64_t bytes) {
@@ -111,7 +137,7 @@ void CudaExecutor::build(Prepared& p) {
     const Step& s = p.run.steps[j];
     const bool piped = !p.chunks.empty() && p.chunks[origin[j]] > 1;
     PStep ps = build_step(pl, s, origin[j], comm_ != nullptr || peer_ != nullptr, piped ? 0 : overlap_min_,
-                          peer_ != nullptr);
+                          p.on_peer[origin[j]] != 0);
     // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
     // chunked for its staging limit (possibly hundreds of chunks) runs chunk after chunk on
     // stream_, as any other step.
@@ -165,10 +191,10 @@ void CudaExecutor::wish_chunks(Prepared& p) const {
   const RankPlan& pl = p.exec;
   const std::int64_t es = size_of(pl.dtype);
   p.wish.assign(pl.steps.size(), 1);
-  if (peer_) return;  // the peer transport does not chunk steps (see executor.hpp)
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
     const Step& s = pl.steps[i];
     const auto& ps = p.steps[i];
+    if (ps.peer) continue;  // the peer transport does not chunk steps (see executor.hpp)
     if (s.chunks > 1 || (s.reduce && ps.path == Path::P2P)) continue;  // planner-chunked, or terms
     if (ps.path != Path::AllGather && ps.path != Path::ReduceScatter && ps.path != Path::P2P) continue;
     const auto [work, moved] = kernel_work(ps);
@@ -197,6 +223,8 @@ bool CudaExecutor::prepare_local(const RankPlan& plan) {
   if (peer_ && plan.rank != peer_->rank())
     fail("CudaExecutor: the plan is for rank " + std::to_string(plan.rank) + " but this peer-transport rank is " +
          std::to_string(peer_->rank()));
+  // The peer transport alone carries every step; with NCCL too, connect() chooses per step.
+  p->on_peer.assign(pl.steps.size(), peer_ && (!comm_ || forced_ == StepTransport::Peer) ? 1 : 0);
   build(*p);
   wish_chunks(*p);
   // Padding: the boxes pad_unwritten listed per buffer (none for the source).
@@ -223,18 +251,23 @@ void CudaExecutor::connect(const RankPlan& plan) {
     p->connected = true;
     return;
   }
-  if (peer_) {
+  if (!comm_) {
     connect_peers(*p);
     p->connected = true;
     return;
   }
-  // Pipelining: every rank splits a step into the largest number of chunks any rank wants.
+  // Pipelining: every rank splits a step into the largest number of chunks any rank wants. With
+  // both transports the same all-reduce agrees on each step's transport (choose_transports).
   std::vector<std::int64_t> agreed = p->wish;
-  comm_->allreduce_max(agreed, "CudaExecutor::connect (pipeline chunks)");
-  if (agreed != (p->chunks.empty() ? std::vector<std::int64_t>(agreed.size(), 1) : p->chunks)) {
+  const std::vector<char> was_peer = p->on_peer;
+  if (peer_) choose_transports(*p, agreed);
+  else comm_->allreduce_max(agreed, "CudaExecutor::connect (pipeline chunks)");
+  if (agreed != (p->chunks.empty() ? std::vector<std::int64_t>(agreed.size(), 1) : p->chunks) ||
+      p->on_peer != was_peer) {
     p->chunks = agreed;
     build(*p);
   }
+  if (p->any_peer()) connect_peers(*p);
   comm_->ensure_groups(p->groups);
   for (std::size_t i = 0; i < p->groups.size(); ++i)
     if (!p->groups[i].empty()) {
@@ -249,6 +282,33 @@ void CudaExecutor::connect(const RankPlan& plan) {
   p->connected = true;
 }
 
+// Both transports: per step, this rank's cost on each (plan/cost_model.hpp, in ns) joins the chunk
+// wishes in one all-reduce (max over the world); a step goes to the peer transport when its
+// slowest rank's peer cost is below its slowest rank's NCCL cost (or when forced), and is then not
+// chunked. Every rank computes the same choice from the same agreed values.
+void CudaExecutor::choose_transports(Prepared& p, std::vector<std::int64_t>& agreed) {
+  const RankPlan& pl = p.exec;
+  const std::size_t n = pl.steps.size();
+  // Costs in ns, capped so that "no peer price" (kNone) stays above every real cost.
+  constexpr std::int64_t kNone = std::int64_t{1} << 62;
+  auto ns = [](double s) { return static_cast<std::int64_t>(std::min(s * 1e9, 1e18)); };
+  agreed.resize(3 * n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const TransportCost c = model_ ? step_transport_cost(*model_, pl.steps[i], pl.dtype) : TransportCost{};
+    agreed[n + i] = ns(c.network);
+    agreed[2 * n + i] = model_ && c.peer ? ns(*c.peer) : kNone;
+  }
+  comm_->allreduce_max(agreed, "CudaExecutor::connect (pipeline chunks, transports)");
+  for (std::size_t i = 0; i < n; ++i) {
+    bool peer = false;
+    if (forced_ == StepTransport::Peer) peer = true;
+    else if (forced_ == StepTransport::Model) peer = agreed[2 * n + i] < agreed[n + i];
+    p.on_peer[i] = peer ? 1 : 0;
+    if (peer) agreed[i] = 1;
+  }
+  agreed.resize(n);
+}
+
 // Peer transport: every rank publishes where each of its messages lies in its staging (run step,
 // receiver, byte offset, bytes) and its staging's IPC handle; each receiver maps the staging of
 // the ranks that send to it and points its receives there. Collective over the world.
@@ -259,7 +319,7 @@ void CudaExecutor::connect_peers(Prepared& p) {
   table.push_back(p.scratch ? 1 : 0);
   for (std::size_t j = 0; j < p.steps.size(); ++j)
     for (const auto& m : p.steps[j].sends)
-      if (m.n > 0)
+      if (m.n > 0 && p.steps[j].peer)
         table.insert(table.end(), {static_cast<std::int64_t>(j), m.peer,
                                    p.send_offset[p.steps[j].slot] + m.off * es, m.n * es});
   std::vector<std::byte> blob(sizeof(cudaIpcMemHandle_t) + table.size() * sizeof(std::int64_t));
@@ -297,7 +357,7 @@ void CudaExecutor::connect_peers(Prepared& p) {
   }
   for (std::size_t j = 0; j < p.steps.size(); ++j)
     for (auto& m : p.steps[j].recvs) {
-      if (m.n == 0) continue;
+      if (m.n == 0 || !p.steps[j].peer) continue;
       auto it = from.find({static_cast<std::int64_t>(j), m.peer});
       if (it == from.end() || it->second.second != m.n * es)
         fail("peer transport: rank " + std::to_string(me) + " step " + std::to_string(j) + " expects " +

@@ -47,14 +47,14 @@ TransportChoice choose_transport(int setting, std::span<const RankPlace> places)
     if (!one_node)
       fail(shared + ", but the job spans " + spans +
            " and the peer transport works inside one node: start one rank per GPU");
-    return {true, true, ""};
+    return {true, true, false, ""};
   }
   if (setting == 2) {
-    if (one_node) return {true, false, ""};
-    return {false, false, "AXE_PEER_TRANSPORT=2: the job spans " + spans +
+    if (one_node) return {true, false, false, ""};
+    return {false, false, false, "AXE_PEER_TRANSPORT=2: the job spans " + spans +
                        " and the peer transport works inside one node; NCCL moves the data"};
   }
-  return {false, false, ""};
+  return {false, false, one_node && setting == 1 && places.size() > 1, ""};
 }
 
 namespace {

@@ -48,7 +48,8 @@ constexpr Tunable kTable[] = {
      "connects can hang the host); 0: every communicator non-blocking (every host wait bounded)"},
     {"AXE_PEER_TRANSPORT", K::Integer, "1", 0, 2, "cuda",
      "who moves data between ranks: 0 NCCL only (one GPU per rank); 1 the peer transport (CUDA IPC) when "
-     "ranks share a GPU, else NCCL; 2 the peer transport whenever all ranks are on one node"},
+     "ranks share a GPU, else NCCL, and on one node each step on the cheaper of the two when the cost model "
+     "has peer lines; 2 the peer transport whenever all ranks are on one node"},
     {"AXE_PIPELINE_CHUNKS", K::Integer, "1", 1, 16, "cuda",
      "at most this many chunks a step with large pack/unpack work is pipelined in (1: off; it was slower on "
      "2 H200s)"},

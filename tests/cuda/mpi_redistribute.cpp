@@ -5,7 +5,12 @@
 // gathers the destination shards and checks them with axe::verify, and every rank checks that its
 // source is unchanged. Exit code 0 on every rank when all pass, 1 when any fails, 77 (CTest
 // SKIP_RETURN_CODE) without a GPU.
-//   mpirun -np 2 axe_cuda_mpi_test
+// `mixed`: both transports on one node with a GPU per rank (exit 77 with fewer GPUs): every
+// transition runs three times, the steps' transports chosen by a model in which only the peer
+// all-to-all and reduce-scatter have a price (far below NCCL's), then every step forced onto the
+// peer transport, then onto NCCL; each run is verified, and in the first exactly the all-to-all
+// and reduce-scatter steps that move data are on the peer transport.
+//   mpirun -np 2 axe_cuda_mpi_test [mixed]
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -18,6 +23,7 @@
 #include "axe/cuda/nccl_comm.hpp"
 #include "axe/cuda/peer_comm.hpp"
 #include "axe/core/tunables.hpp"
+#include "axe/plan/passes.hpp"
 #include "axe/plan/plan.hpp"
 #include "axe/exec/simulate.hpp"
 
@@ -36,18 +42,30 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 77;
   }
-  const bool peer = min_gpus < size || tunable_int("AXE_PEER_TRANSPORT") == 2;
+  const bool mixed = argc > 1 && std::string(argv[1]) == "mixed";
+  if (mixed && min_gpus < size) {
+    if (rank == 0) std::printf("SKIP: mixed transports need a GPU per rank (%d ranks, %d GPUs)\n", size, min_gpus);
+    MPI_Finalize();
+    return 77;
+  }
+  const bool peer = !mixed && (min_gpus < size || tunable_int("AXE_PEER_TRANSPORT") == 2);
   int failures = 0;
   {
     std::unique_ptr<cuda::NcclComm> nccl;
     std::unique_ptr<cuda::PeerComm> peers;
-    if (peer) peers = std::make_unique<cuda::PeerComm>(MPI_COMM_WORLD, rank % gpus);
-    else nccl = std::make_unique<cuda::NcclComm>(MPI_COMM_WORLD, rank % gpus);
-    auto executor = peer ? std::make_unique<cuda::CudaExecutor>(peers.get())
-                         : std::make_unique<cuda::CudaExecutor>(nccl.get());
+    if (peer || mixed) peers = std::make_unique<cuda::PeerComm>(MPI_COMM_WORLD, rank % gpus);
+    if (!peer) nccl = std::make_unique<cuda::NcclComm>(MPI_COMM_WORLD, rank % gpus);
+    auto executor = mixed  ? std::make_unique<cuda::CudaExecutor>(nccl.get(), peers.get())
+                    : peer ? std::make_unique<cuda::CudaExecutor>(peers.get())
+                           : std::make_unique<cuda::CudaExecutor>(nccl.get());
     cuda::CudaExecutor& ex = *executor;
+    const CostModel model = CostModel::parse("peer all-to-all 0 1000000\npeer reduce-scatter 0 1000000\n");
+    ex.set_cost_model(&model);
     if (rank == 0)
-      std::printf("%d ranks on %d GPU(s): %s\n", size, min_gpus, peer ? "peer transport (CUDA IPC)" : "NCCL");
+      std::printf("%d ranks on %d GPU(s): %s\n", size, min_gpus,
+                  mixed  ? "NCCL and the peer transport, per step"
+                  : peer ? "peer transport (CUDA IPC)"
+                         : "NCCL");
     struct T {
       std::string mesh, from, to;
       std::vector<std::int64_t> shape;
@@ -62,12 +80,17 @@ int main(int argc, char** argv) {
       for (auto [from, to] : {std::pair{"S(0),S(1)", "S(1),S(0)"}, {"P,S(0)", "S(1),P"}, {"S(0),R", "R,S(1)"},
                               {"P,R", "R,S(0)"}})
         cases.push_back({"x=2,y=2", from, to, {37, 70}});
+    const cuda::StepTransport modes[] = {cuda::StepTransport::Model, cuda::StepTransport::Peer,
+                                         cuda::StepTransport::Network};
+    for (int mode = 0; mode < (mixed ? 3 : 1); ++mode)
     for (const T& t : cases) {
+      if (mixed) ex.set_step_transport(modes[mode]);
       Mesh m = parse_mesh(t.mesh);
       auto pf = parse_placements(t.from), pt = parse_placements(t.to);
       PlanRequest r{shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(pf)),
                     shard(std::span<const std::int64_t>(t.shape), m, std::span<const AxisPlacement>(pt)), DType::F64};
-      const std::string name = t.from + "->" + t.to + " " + std::to_string(t.shape[0]) + "x" + std::to_string(t.shape[1]);
+      const std::string name = t.from + "->" + t.to + " " + std::to_string(t.shape[0]) + "x" + std::to_string(t.shape[1]) +
+                               (mixed ? std::string(mode == 0 ? " model" : mode == 1 ? " peer" : " nccl") : "");
       RankPlan plan = plan_rank(r, rank);
       std::vector<double> src = fill_source(r.from, rank), dst(static_cast<std::size_t>(plan.buffers.back()));
       void *ds = nullptr, *dd = nullptr;
@@ -80,6 +103,21 @@ int main(int argc, char** argv) {
         ex.synchronize();
       } catch (const std::exception& e) {
         err = e.what();
+      }
+      // The transports the steps ran on ("N" NCCL, "P" peer), and the choice the model implies.
+      std::string on;
+      if (mixed && err.empty()) {
+        const std::vector<bool> ps = ex.peer_steps(plan);
+        const RankPlan exec = run_passes(plan, cuda_passes());
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+          on += ps[i] ? 'P' : 'N';
+          const Step& st = exec.steps[i];
+          const bool cheap = (st.kind == StepKind::AllToAll || st.kind == StepKind::ReduceScatter) && st.group.size() > 1;
+          const bool want = mode == 1 || (mode == 0 && cheap);
+          if (ps.size() != exec.steps.size() || ps[i] != want)
+            err = "step " + std::to_string(i) + " (" + std::string(to_string(st.kind)) + ") ran on " +
+                  (ps[i] ? "the peer transport" : "NCCL") + ", expected the other";
+        }
       }
       cudaMemcpy(dst.data(), dd, dst.size() * 8, cudaMemcpyDeviceToHost);
       std::vector<double> after(src.size());
@@ -109,9 +147,9 @@ int main(int argc, char** argv) {
                                                    all.begin() + displs[static_cast<std::size_t>(k)] +
                                                        counts[static_cast<std::size_t>(k)]);
         const std::string v = verify(r, res);
-        std::printf("%-28s on %s: %s (%lld launches, %lld NCCL calls on rank 0)\n", name.c_str(), t.mesh.c_str(),
+        std::printf("%-34s on %s: %s (%lld launches, %lld NCCL calls on rank 0%s%s)\n", name.c_str(), t.mesh.c_str(),
                     v.empty() ? "OK" : v.c_str(), static_cast<long long>(ex.launches()),
-                    static_cast<long long>(ex.nccl_calls()));
+                    static_cast<long long>(ex.nccl_calls()), on.empty() ? "" : ", steps ", on.c_str());
         if (!v.empty()) bad = 1;
       }
       failures += bad;

@@ -37,6 +37,18 @@ TEST(TransportChoice, OwnGpuPerRankIsNcclUnlessAskedForPeers) {
   EXPECT_FALSE(c.shared);
 }
 
+// Per step (NCCL, and the peer transport where the cost model prices it lower): setting 1, a GPU
+// per rank, one node, more than one rank. Not with a shared GPU (the peer transport carries
+// everything), several nodes, setting 0 (NCCL only) or 2 (the peer transport for every step).
+TEST(TransportChoice, PerStepOnlyWithAGpuPerRankOnOneNodeUnderSetting1) {
+  EXPECT_TRUE(choose_transport(1, kOwnGpus).per_step);
+  EXPECT_FALSE(choose_transport(0, kOwnGpus).per_step);
+  EXPECT_FALSE(choose_transport(2, kOwnGpus).per_step);
+  EXPECT_FALSE(choose_transport(1, kOneGpu).per_step);
+  EXPECT_FALSE(choose_transport(1, kTwoNodes).per_step);
+  EXPECT_FALSE(choose_transport(1, std::vector<RankPlace>{{"a", "g0"}}).per_step);
+}
+
 TEST(TransportChoice, RanksSharingAGpuTakeThePeerTransport) {
   for (int setting : {1, 2}) {
     const auto c = choose_transport(setting, kOneGpu);

@@ -55,6 +55,14 @@ TEST(CalibrateFit, TwoPoints_ExactHandDerived) {
   EXPECT_EQ(coeffs_line(StepKind::AllGather, {}, g), "all-gather 19.2063 5.16096");
   EXPECT_EQ(coeffs_line(StepKind::AllGather, {Axis("x"), Axis("y")}, g),
             "all-gather x,y 19.2063 5.16096");
+  // The peer transport's series: the same line after "peer", which CostModel::parse reads back
+  // as the peer price (and leaves the network's default alone).
+  const std::string peer = coeffs_line(StepKind::AllGather, {}, g, true);
+  EXPECT_EQ(peer, "peer all-gather 19.2063 5.16096");
+  const CostModel m = CostModel::parse(peer);
+  ASSERT_TRUE(m.peer_coeffs(StepKind::AllGather, {}));
+  expect_rel(m.peer_coeffs(StepKind::AllGather, {})->alpha, 19.2063e-6, 1e-12, "peer alpha");
+  EXPECT_EQ(m.coeffs(StepKind::AllGather, {}), CostModel().coeffs(StepKind::AllGather, {}));
 }
 
 TEST(CalibrateFit, PointsOnALine_RecoverTheLine) {

@@ -104,6 +104,14 @@
 // sender's staging (and maps the senders' staging); no pipelining and no staging bound (steps are
 // not chunked). NCCL is not used.
 //
+// Both transports (an NcclComm and a PeerComm: ranks of one node, one GPU each): each step runs
+// on the transport the cost model (set_cost_model; plan/cost_model.hpp, step_transport_cost)
+// prices lower at the slowest rank, agreed in connect() in the same all-reduce as the pipeline
+// chunks; a model without peer entries keeps every step on NCCL. Steps on the peer transport run
+// as above (not chunked); the others as with NCCL alone. set_step_transport forces one transport
+// for every step (calibration). A pack into staging waits until the peers have copied out what
+// this rank's peer steps sent from it before.
+//
 // Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1's block (rows 32..63) is source [0, 4096)
 // and lands at destination [4096, 8192), rank 0's block at [0, 4096): one
 // ncclAllGather(source, destination, 4096) on the group {0,1} communicator, no kernel launch
@@ -126,6 +134,9 @@ namespace axe::cuda {
 class NcclComm;
 class PeerComm;
 
+// Which transport the steps of plans prepared from now on run on, with both (see above).
+enum class StepTransport { Model, Network, Peer };
+
 class CudaExecutor {
  public:
   // `comm` may be null: then only plans without messages run (local copies and fills).
@@ -133,6 +144,8 @@ class CudaExecutor {
   explicit CudaExecutor(NcclComm* comm, cudaStream_t stream = nullptr);
   // The peer transport (see above); `peer` must outlive the executor.
   explicit CudaExecutor(PeerComm* peer, cudaStream_t stream = nullptr);
+  // Both transports (see above): `comm` and `peer` over the same world ranks.
+  CudaExecutor(NcclComm* comm, PeerComm* peer, cudaStream_t stream = nullptr);
   // No transport: only plans without messages.
   explicit CudaExecutor(std::nullptr_t, cudaStream_t stream = nullptr)
       : CudaExecutor(static_cast<NcclComm*>(nullptr), stream) {}
@@ -175,6 +188,14 @@ class CudaExecutor {
   // range (max_chunks 1..16, the others >= 1).
   void set_pipeline(std::int64_t max_chunks, std::int64_t min_bytes,
                     std::int64_t chunk_bytes = std::int64_t{8} << 20);
+  // With both transports: the model that picks each step's transport (nullptr, the default: every
+  // step on NCCL), read when a plan is connected; it must outlive the executor. And the forcing
+  // (Model: by the model); a change drops the prepared plans.
+  void set_cost_model(const CostModel* model) { model_ = model; }
+  void set_step_transport(StepTransport t);
+  StepTransport step_transport() const { return forced_; }
+  // Per plan step, whether it runs on the peer transport; empty when the plan is not prepared.
+  std::vector<bool> peer_steps(const RankPlan& plan) const;
   // Overlap threshold (see above; 0 turns it off) for plans prepared afterwards; axe::Error when
   // negative.
   void set_overlap_min(std::int64_t bytes);
@@ -194,8 +215,12 @@ class CudaExecutor {
   // Peer transport: waits (bounded) until every peer has copied out what this rank sent, so its
   // staging may be freed; nothing without a PeerComm or after a failure.
   void quiesce() noexcept;
+  // The per-step transport choice of a plan being connected with both transports (connect()).
+  void choose_transports(Prepared& p, std::vector<std::int64_t>& agreed);
   NcclComm* comm_;
   PeerComm* peer_ = nullptr;
+  const CostModel* model_ = nullptr;
+  StepTransport forced_ = StepTransport::Model;
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
   cudaEvent_t done_ = nullptr;

@@ -49,13 +49,17 @@ struct RankPlace {
 
 // Which transport moves a job's messages: the peer transport or NCCL, and a line that says why
 // when the choice is not the plain one. `setting` is AXE_PEER_TRANSPORT: 0 never (NCCL only),
-// 1 when two ranks share a GPU, 2 whenever all ranks are on one node.
+// 1 when two ranks share a GPU, else per step by the cost model on one node, 2 whenever all
+// ranks are on one node (every step).
 // Throws axe::Error (the same on every rank: the input is the all-gathered places) when ranks
 // share a GPU and the peer transport cannot carry the job: setting 0, or ranks on several nodes.
 // Example: 4 ranks on node "a", all on GPU "g0", setting 1 -> {peer = true, shared = true}.
+// With setting 1, a GPU per rank and one node: per_step (NCCL, and the peer transport beside it
+// for the steps the cost model prices lower there, when the model has peer entries).
 struct TransportChoice {
   bool peer = false;
-  bool shared = false;  // some two ranks share a GPU (NCCL cannot carry the job)
+  bool shared = false;    // some two ranks share a GPU (NCCL cannot carry the job)
+  bool per_step = false;  // both transports may run, each step on the cheaper one
   std::string note;     // one line for the user ("" when nothing needs saying)
 };
 TransportChoice choose_transport(int setting, std::span<const RankPlace> places);

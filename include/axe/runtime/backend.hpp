@@ -170,6 +170,14 @@ class Backend {
   //   consume<<<g, b, 0, s>>>(dst_ptr);                  // reads the plan's result: no synchronize
   virtual void wait_for_stream(std::uintptr_t stream) { (void)stream; }
   virtual void signal_stream(std::uintptr_t stream) { (void)stream; }
+  // Per-step transports (the CUDA backend with one GPU per rank on one node: NCCL and the peer
+  // transport, each step on the one the cost model prices lower; include/axe/cuda/executor.hpp).
+  // Collective over the world. `which`: "" the cost model chooses, "network" or "peer" forces one
+  // for the plans run from now on (calibration measures both). Returns false, on every rank
+  // alike, when there is no such choice here (the host backend, ranks sharing a GPU or on
+  // several nodes, AXE_PEER_TRANSPORT 0 or 2, a system that refuses CUDA IPC): nothing changes.
+  // Default: no choice ("" alone is accepted).
+  virtual bool set_transport(std::string_view which) { return which.empty(); }
   // True once the backend is unusable (the CUDA backend: NCCL reported an error or timed out and
   // its communicators were aborted). Runtime::failed() includes it, so ~Runtime ends the job with
   // MPI_Abort instead of waiting in MPI_Finalize on a peer that may be dead. Default: never.

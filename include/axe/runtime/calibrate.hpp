@@ -83,6 +83,7 @@ struct CalibrationPoint {
 };
 struct CalibrationSeries {
   StepKind kind = StepKind::SendRecv;
+  bool peer = false;       // measured on the peer transport (model lines "peer KIND ...")
   std::vector<Axis> axes;  // empty: the world group (the kind's default entry)
   std::int64_t group = 1;  // ranks per group
   std::vector<CalibrationPoint> points;
@@ -133,6 +134,9 @@ std::string calibration_key(const Runtime& rt, const CalibrationOptions& options
 
 // Measures the model on rt's backend (collective over the world; bounded: kinds x sizes x
 // groups x (iterations + 1) executions). Throws axe::Error on every rank on a bad option.
+// Where the backend can run each step on NCCL or the peer transport (Backend::set_transport: one
+// node, a GPU per rank), every kind but the local copy is measured on both, forced, and the peer
+// series become "peer KIND ..." lines; the backend then chooses by the model again.
 Calibration calibrate(Runtime& rt, const CalibrationOptions& options = {});
 
 // The header key of a cost-model file's text ("" when it has no "# axe-calibration" line).
@@ -156,8 +160,8 @@ CostModel load_cost_model(Runtime& rt, const std::string& path);
 CostModel calibrated_model(Runtime& rt, const std::string& path, const CalibrationOptions& options,
                            std::string* origin = nullptr);
 
-// Model lines of `m` for the kinds measured: "KIND [AXES] ALPHA_US GBPS" ("%.6g").
-std::string coeffs_line(StepKind kind, const std::vector<Axis>& axes, CostModel::Coeffs c);
+// Model lines of `m` for the kinds measured: "[peer ]KIND [AXES] ALPHA_US GBPS" ("%.6g").
+std::string coeffs_line(StepKind kind, const std::vector<Axis>& axes, CostModel::Coeffs c, bool peer = false);
 // Axis names joined by commas, as coeffs_line writes a group: {dp, tp} -> "dp,tp".
 std::string axes_text(const std::vector<Axis>& axes);
 
