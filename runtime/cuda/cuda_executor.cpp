@@ -211,8 +211,11 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
         for (const auto& m : ps.recvs) {
           if (m.n == 0) continue;
           const std::uint64_t seq = peer_->wait_ready(static_cast<int>(m.peer), stream_);
-          AXE_CUDA_CHECK(cudaMemcpyAsync((m.direct ? outc : recvr) + m.off * es, m.remote,
-                                         static_cast<std::size_t>(m.n * es), cudaMemcpyDeviceToDevice, stream_));
+          if (!m.unpack.empty())  // straight from the sender's staging into out, in its layout
+            copy_boxes(m.unpack, m.remote, out, stream_);
+          else
+            AXE_CUDA_CHECK(cudaMemcpyAsync((m.direct ? outc : recvr) + m.off * es, m.remote,
+                                           static_cast<std::size_t>(m.n * es), cudaMemcpyDeviceToDevice, stream_));
           peer_->signal_consumed(static_cast<int>(m.peer), seq, stream_);
           ++launches_;
         }

@@ -39,6 +39,11 @@ struct PStep {
     std::int64_t peer = 0, off = 0, n = 0;
     bool direct = false;
     const char* remote = nullptr;  // peer transport, receives: the message in the sender's staging
+    // Peer transport, a receive of a non-reducing step that is not one contiguous range of `out`
+    // (AXE_PEER_UNPACK=1): the boxes that read it straight from the sender's staging (`remote`,
+    // packed from 0) into `out`, so it is neither copied into this rank's staging nor unpacked
+    // from there (no receive region: off is unused).
+    BoxList unpack{};
   };
   std::vector<Msg> sends, recvs;
   // Native collectives without staging: the send block read straight from `in` at send_at
@@ -68,8 +73,10 @@ struct PStep {
 // Lowering (executor_lower.cpp).
 // `comm`: some transport moves messages; `peer`: it is the peer transport (every step P2P, sends
 // always packed into staging, where the receiver pulls them from).
+// `pull_unpack` (with `peer`): non-contiguous receives of non-reducing steps are unpacked straight
+// from the sender's staging (Msg::unpack).
 PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min,
-                 bool peer = false);
+                 bool peer = false, bool pull_unpack = false);
 std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps);
 bool moves_data(const RankPlan& plan);
 

@@ -88,7 +88,7 @@ Path collective_path(const RankPlan& plan, const Step& s, std::size_t index, PSt
 // The run-time form of step `s` (plan step `index`, for messages) on this rank: the collective
 // path, pack / unpack lists, zero-copy sends and in-place receives.
 PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min,
-                 bool peer) {
+                 bool peer, bool pull_unpack) {
   const DType dt = pl.dtype;
   PStep ps;
   ps.peer = peer;
@@ -227,6 +227,12 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
       if (!s.reduce) {
         if (auto run = contiguous_run(BoxList::unpack(m.boxes, dt, 0))) {  // receive into out
           ps.recvs.push_back({m.peer, run->dst, m.elements(), true});
+          continue;
+        }
+        if (peer && pull_unpack) {  // read straight from the sender's staging
+          PStep::Msg r{m.peer, 0, m.elements(), false};
+          r.unpack = BoxList::unpack(m.boxes, dt, 0);
+          ps.recvs.push_back(std::move(r));
           continue;
         }
       }

@@ -51,6 +51,7 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
   // The settings' defaults and ranges are the tunables table's (src/core/tunables.cpp).
   set_pipeline(tunable_int("AXE_PIPELINE_CHUNKS"), tunable_int("AXE_PIPELINE_MIN_BYTES"));
   pipeline_blocks_per_sm_ = static_cast<int>(tunable_int("AXE_PIPELINE_BLOCKS_PER_SM"));
+  peer_unpack_ = tunable_int("AXE_PEER_UNPACK") != 0;
   set_overlap_min(tunable_int("AXE_OVERLAP_MIN"));
 }
 
@@ -137,7 +138,7 @@ void CudaExecutor::build(Prepared& p) {
     const Step& s = p.run.steps[j];
     const bool piped = !p.chunks.empty() && p.chunks[origin[j]] > 1;
     PStep ps = build_step(pl, s, origin[j], comm_ != nullptr || peer_ != nullptr, piped ? 0 : overlap_min_,
-                          p.on_peer[origin[j]] != 0);
+                          p.on_peer[origin[j]] != 0, peer_unpack_);
     // Pipelined: the chunks this executor split (at most kMaxPipelineChunks). A step the planner
     // chunked for its staging limit (possibly hundreds of chunks) runs chunk after chunk on
     // stream_, as any other step.

@@ -50,6 +50,9 @@ constexpr Tunable kTable[] = {
      "who moves data between ranks: 0 NCCL only (one GPU per rank); 1 the peer transport (CUDA IPC) when "
      "ranks share a GPU, else NCCL, and on one node each step on the cheaper of the two when the cost model "
      "has peer lines; 2 the peer transport whenever all ranks are on one node"},
+    {"AXE_PEER_UNPACK", K::Integer, "1", 0, 1, "cuda",
+     "peer transport: 1 a receiver unpacks a message that is not one contiguous range of its buffer straight "
+     "from the sender's staging (one pass); 0 it copies the message into its own staging, then unpacks it"},
     {"AXE_PIPELINE_CHUNKS", K::Integer, "1", 1, 16, "cuda",
      "at most this many chunks a step with large pack/unpack work is pipelined in (1: off; it was slower on "
      "2 H200s)"},

@@ -98,9 +98,12 @@
 // Peer transport (a PeerComm instead of an NcclComm: ranks of one node, possibly sharing a GPU;
 // peer_comm.hpp): every step runs as point-to-point messages (a collective kind as its v-variant:
 // the messages the plan records for it, reductions on receipt in term order), packed into this
-// rank's staging and pulled by the receiver with one device-to-device copy straight into its
-// buffer (or its receive staging when the message needs an unpack), ordered by stream-side flags,
-// never by the host. connect() exchanges, over the world, where each message lies in its
+// rank's staging and pulled by the receiver: a message that is one contiguous range of its
+// buffer with one device-to-device copy straight into it; any other message of a non-reducing
+// step by the box kernel reading the sender's staging and writing the receiver's buffer in its
+// layout (AXE_PEER_UNPACK=1, the default; 0: copied into the receive staging, then unpacked, one
+// pass more); a reducing step's messages through the receive staging. Ordered by stream-side
+// flags, never by the host. connect() exchanges, over the world, where each message lies in its
 // sender's staging (and maps the senders' staging); no pipelining and no staging bound (steps are
 // not chunked). NCCL is not used.
 //
@@ -229,6 +232,7 @@ class CudaExecutor {
   std::int64_t max_chunks_ = 1, min_pipeline_bytes_ = std::int64_t{8} << 20,
                pipeline_chunk_bytes_ = std::int64_t{8} << 20;
   std::int64_t overlap_min_ = std::int64_t{2} << 20;
+  bool peer_unpack_ = true;  // AXE_PEER_UNPACK: receivers unpack straight from the senders' staging
   int pipeline_blocks_per_sm_ = 4;  // box-kernel occupancy in pipelined steps (AXE_PIPELINE_BLOCKS_PER_SM)
   cudaStream_t pack_stream_ = nullptr, unpack_stream_ = nullptr;
   std::vector<cudaEvent_t> events_;  // fork, then per chunk: packed, transferred, unpacked
