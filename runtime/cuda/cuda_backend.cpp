@@ -265,12 +265,15 @@ class CudaBackend : public Backend {
   // for a freshly prepared plan), then every step enqueued on stream_; no wait on the device.
   void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
     std::string err = check_buffers(plan, src, dst);
-    if (err.empty() && !executor_) {
+    if (err.empty() && (!executor_ || (per_step_ && !peer_ && !peer_refused_ && rt_.cost_model().has_peer()))) {
       // First execute: every rank gets here together (DistTensor runs each plan on every rank),
-      // so the broadcast of the NCCL unique id over the control plane is matched.
+      // so the broadcast of the NCCL unique id over the control plane is matched. Later, a cost
+      // model given peer lines since (Runtime::set_cost_model, agreed by every rank) sets the peer
+      // transport up beside NCCL, as every rank prepares the plans it makes anew.
       try {
         AXE_CUDA_CHECK(cudaSetDevice(device_));
-        connect_transport();
+        if (!executor_) connect_transport();
+        else ensure_per_step();
       } catch (const std::exception& e) {
         err = e.what();
       }
@@ -345,6 +348,19 @@ class CudaBackend : public Backend {
 
   bool failed() const override { return (comm_ && comm_->failed()) || (peer_ && peer_->failed()); }
 
+  // Per-step transports (backend.hpp): collective, every rank calls it with the same `which`.
+  bool set_transport(std::string_view which) override {
+    if (which != "" && which != "network" && which != "peer")
+      fail("cuda backend: set_transport('" + std::string(which) + "'): expected '', 'network' or 'peer'");
+    AXE_CUDA_CHECK(cudaSetDevice(device_));
+    if (!executor_) connect_transport();
+    if (which.empty() ? !(peer_ && comm_) : !ensure_per_step()) return which.empty();
+    executor_->set_step_transport(which.empty() ? StepTransport::Model
+                                  : which == "peer" ? StepTransport::Peer
+                                                    : StepTransport::Network);
+    return true;
+  }
+
  private:
   // The transport of this job (choose_transport; peer_comm.hpp) and the executor over it.
   // Collective over the world, called by every rank at its first execute. Every decision is
@@ -404,21 +420,6 @@ class CudaBackend : public Backend {
     executor_->set_cost_model(&rt_.cost_model());
     return true;
   }
-
- public:
-  bool set_transport(std::string_view which) override {
-    if (which != "" && which != "network" && which != "peer")
-      fail("cuda backend: set_transport('" + std::string(which) + "'): expected '', 'network' or 'peer'");
-    AXE_CUDA_CHECK(cudaSetDevice(device_));
-    if (!executor_) connect_transport();  // collective: every rank calls set_transport
-    if (which.empty() ? !(peer_ && comm_) : !ensure_per_step()) return which.empty();
-    executor_->set_step_transport(which.empty() ? StepTransport::Model
-                                  : which == "peer" ? StepTransport::Peer
-                                                    : StepTransport::Network);
-    return true;
-  }
-
- private:
 
   // Waits for all of stream_: through NcclComm::wait (bounded, NCCL errors polled) once the
   // communicator exists, else a plain event wait (only copies and memsets can be pending then).
