@@ -2,6 +2,7 @@
 // plan passes, lowering, the chunk wish, padding) and connect() (the agreed chunks,
 // sub-communicators), and the scratch layout. Moved from cuda_executor.cpp.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -283,31 +284,43 @@ void CudaExecutor::connect(const RankPlan& plan) {
   p->connected = true;
 }
 
-// Both transports: per step, this rank's cost on each (plan/cost_model.hpp, in ns) joins the chunk
-// wishes in one all-reduce (max over the world); a step goes to the peer transport when its
-// slowest rank's peer cost is below its slowest rank's NCCL cost (or when forced), and is then not
-// chunked. Every rank computes the same choice from the same agreed values.
+// Both transports: this rank's costs join the chunk wishes in one all-reduce (max over the
+// world), and every rank takes the same choice from the same agreed values (step_transport_costs,
+// choose_step_transports); a step on the peer transport is not chunked.
 void CudaExecutor::choose_transports(Prepared& p, std::vector<std::int64_t>& agreed) {
   const RankPlan& pl = p.exec;
   const std::size_t n = pl.steps.size();
-  // Costs in ns, capped so that "no peer price" (kNone) stays above every real cost.
-  constexpr std::int64_t kNone = std::int64_t{1} << 62;
-  auto ns = [](double s) { return static_cast<std::int64_t>(std::min(s * 1e9, 1e18)); };
-  agreed.resize(3 * n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const TransportCost c = model_ ? step_transport_cost(*model_, pl.steps[i], pl.dtype) : TransportCost{};
-    agreed[n + i] = ns(c.network);
-    agreed[2 * n + i] = model_ && c.peer ? ns(*c.peer) : kNone;
-  }
+  const StepCostsNs mine = step_transport_costs(model_, pl);
+  agreed.insert(agreed.end(), mine.network.begin(), mine.network.end());
+  agreed.insert(agreed.end(), mine.peer.begin(), mine.peer.end());
   comm_->allreduce_max(agreed, "CudaExecutor::connect (pipeline chunks, transports)");
-  for (std::size_t i = 0; i < n; ++i) {
-    bool peer = false;
-    if (forced_ == StepTransport::Peer) peer = true;
-    else if (forced_ == StepTransport::Model) peer = agreed[2 * n + i] < agreed[n + i];
-    p.on_peer[i] = peer ? 1 : 0;
-    if (peer) agreed[i] = 1;
-  }
+  p.on_peer = choose_step_transports(std::span<const std::int64_t>(agreed).subspan(n, n),
+                                     std::span<const std::int64_t>(agreed).subspan(2 * n, n), forced_);
+  for (std::size_t i = 0; i < n; ++i)
+    if (p.on_peer[i]) agreed[i] = 1;
   agreed.resize(n);
+}
+
+StepCostsNs step_transport_costs(const CostModel* model, const RankPlan& plan) {
+  auto ns = [](double s) { return static_cast<std::int64_t>(std::llround(std::min(s * 1e9, 1e18))); };
+  StepCostsNs c;
+  for (const Step& st : plan.steps) {
+    const TransportCost t = model ? step_transport_cost(*model, st, plan.dtype) : TransportCost{};
+    c.network.push_back(ns(t.network));
+    c.peer.push_back(model && t.peer ? ns(*t.peer) : kNoPeerPrice);
+  }
+  return c;
+}
+
+std::vector<char> choose_step_transports(std::span<const std::int64_t> network_ns,
+                                         std::span<const std::int64_t> peer_ns, StepTransport forced) {
+  if (network_ns.size() != peer_ns.size())
+    fail("choose_step_transports: " + std::to_string(network_ns.size()) + " NCCL costs but " +
+         std::to_string(peer_ns.size()) + " peer costs");
+  std::vector<char> on_peer(network_ns.size(), 0);
+  for (std::size_t i = 0; i < on_peer.size(); ++i)
+    on_peer[i] = forced == StepTransport::Peer || (forced == StepTransport::Model && peer_ns[i] < network_ns[i]);
+  return on_peer;
 }
 
 // Peer transport: every rank publishes where each of its messages lies in its staging (run step,

@@ -1,12 +1,15 @@
-// choose_transport (peer_comm.hpp): which transport carries a job, from every rank's node and GPU.
-// Host logic only: runs without a GPU.
+// choose_transport (peer_comm.hpp): which transport carries a job, from every rank's node and GPU;
+// and, with both, which steps run on the peer transport (executor.hpp: step_transport_costs,
+// choose_step_transports). Host logic only: runs without a GPU.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "axe/core/error.hpp"
+#include "axe/cuda/executor.hpp"
 #include "axe/cuda/peer_comm.hpp"
+#include "axe/plan/passes.hpp"
 
 namespace axe::cuda {
 namespace {
@@ -14,6 +17,15 @@ namespace {
 std::string error_of(int setting, std::vector<RankPlace> p) {
   try {
     choose_transport(setting, p);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string error_of_choice(const std::vector<std::int64_t>& nccl, const std::vector<std::int64_t>& peer) {
+  try {
+    choose_step_transports(nccl, peer, StepTransport::Model);
   } catch (const Error& e) {
     return e.what();
   }
@@ -79,6 +91,43 @@ TEST(TransportChoice, SettingOutOfRangeIsRefused) {
   EXPECT_NE(error_of(3, kOwnGpus).find("AXE_PEER_TRANSPORT=3"), std::string::npos);
   // One rank alone: nothing shared, NCCL (or peers with setting 2, trivially one node).
   EXPECT_FALSE(choose_transport(1, std::vector<RankPlace>{{"a", "g0"}}).peer);
+}
+
+// The agreed maxima decide: the peer transport where it is strictly cheaper, NCCL on ties, where
+// the model has no peer price, and for steps that move nothing; forcing overrides.
+TEST(StepTransports, CheaperPeerStepsOnlyAndForcing) {
+  const std::vector<std::int64_t> nccl = {17000, 0, 5000, 8000};
+  const std::vector<std::int64_t> peer = {9000, 0, 5000, kNoPeerPrice};
+  EXPECT_EQ(choose_step_transports(nccl, peer, StepTransport::Model), (std::vector<char>{1, 0, 0, 0}));
+  EXPECT_EQ(choose_step_transports(nccl, peer, StepTransport::Peer), (std::vector<char>{1, 1, 1, 1}));
+  EXPECT_EQ(choose_step_transports(nccl, peer, StepTransport::Network), (std::vector<char>{0, 0, 0, 0}));
+  EXPECT_NE(error_of_choice(nccl, std::vector<std::int64_t>{1}).find("4 NCCL costs but 1 peer costs"), std::string::npos);
+}
+
+// S(0) -> S(1) of 64x128 f32 on gpu=2 is one all-to-all: each rank sends and receives a 32x64
+// block, 8192 bytes. "all-to-all 10 20": 10 us + 8192 B / 20 GB/s = 10409.6 ns -> 10410;
+// "peer all-to-all 1 100": 1 us + 8192 B / 100 GB/s = 1081.92 ns -> 1082.
+TEST(StepTransports, CostsOfAPlanHandDerived) {
+  const std::vector<std::int64_t> shape = {64, 128};
+  const Mesh mesh = parse_mesh("gpu=2");
+  const auto from = parse_placements("S(0)"), to = parse_placements("S(1)");
+  const PlanRequest r{shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(from)),
+                      shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(to)),
+                      DType::F32};
+  const RankPlan plan = run_passes(plan_rank(r, 0), cuda_passes());
+  ASSERT_EQ(plan.steps.size(), 1u);
+  ASSERT_EQ(plan.steps[0].kind, StepKind::AllToAll);
+  const CostModel model = CostModel::parse("all-to-all 10 20\npeer all-to-all 1 100\n");
+  const StepCostsNs c = step_transport_costs(&model, plan);
+  EXPECT_EQ(c.network, (std::vector<std::int64_t>{10410}));
+  EXPECT_EQ(c.peer, (std::vector<std::int64_t>{1082}));
+  EXPECT_EQ(choose_step_transports(c.network, c.peer, StepTransport::Model), (std::vector<char>{1}));
+  // Without a model, or without a peer line for the kind: no peer price, NCCL.
+  const StepCostsNs none = step_transport_costs(nullptr, plan);
+  EXPECT_EQ(none.network, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(none.peer, (std::vector<std::int64_t>{kNoPeerPrice}));
+  const CostModel other = CostModel::parse("peer all-gather 1 100\n");
+  EXPECT_EQ(step_transport_costs(&other, plan).peer, (std::vector<std::int64_t>{kNoPeerPrice}));
 }
 
 }  // namespace

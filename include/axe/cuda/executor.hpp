@@ -128,6 +128,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "axe/plan/plan.hpp"
@@ -139,6 +140,22 @@ class PeerComm;
 
 // Which transport the steps of plans prepared from now on run on, with both (see above).
 enum class StepTransport { Model, Network, Peer };
+
+// The per-step choice with both transports, host logic (tested without a GPU).
+// step_transport_costs: per step of `plan` (after the CUDA passes), this rank's cost on NCCL and
+// on the peer transport in ns (step_transport_cost, rounded); kNoPeerPrice where the model has no
+// peer line for the step's kind, and everywhere without a model. choose_step_transports: from the
+// world's maxima of those (the slowest rank), 1 for the steps that run on the peer transport:
+// every step when forced Peer, none when forced Network, else those whose peer cost is strictly
+// below their NCCL cost (ties, and steps that move nothing, cost 0 on both: NCCL).
+// Example: NCCL {17000, 0}, peer {9000, 0}, Model -> {1, 0}.
+inline constexpr std::int64_t kNoPeerPrice = std::int64_t{1} << 62;
+struct StepCostsNs {
+  std::vector<std::int64_t> network, peer;
+};
+StepCostsNs step_transport_costs(const CostModel* model, const RankPlan& plan);
+std::vector<char> choose_step_transports(std::span<const std::int64_t> network_ns,
+                                         std::span<const std::int64_t> peer_ns, StepTransport forced);
 
 class CudaExecutor {
  public:
