@@ -98,10 +98,7 @@ TEST(CostModelStep, TransportCostsOfAnAllGather) {
   Step st;
   st.kind = StepKind::AllGather;
   st.group = {0, 1, 2, 3};
-  Transfer box;
-  box.extents = ModeVector{1024};
-  box.src_strides = ModeVector{1};
-  box.dst_strides = ModeVector{1};
+  const Transfer box{{1024}, 0, {1}, 0, {1}, 0};
   for (std::int64_t q : {1, 2, 3}) {
     st.sends.push_back({q, {box}});
     st.recvs.push_back({q, {box}});
