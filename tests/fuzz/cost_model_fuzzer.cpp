@@ -1,4 +1,4 @@
-// libFuzzer target for cost-model files (CostModel::parse: "KIND [AXIS,...] ALPHA_US GBPS"
+// libFuzzer target for cost-model files (CostModel::parse: "[peer] KIND [AXIS,...] ALPHA_US GBPS"
 // lines, '#' comments), the text AXE_COST_MODEL and AXE_CALIBRATE files hold. (The calibration
 // file's header key is read in runtime/calibrate.cpp, which needs MPI: not fuzzed here; the
 // model lines after it are this parser.)
@@ -6,8 +6,9 @@
 // The laws:
 //   - parse returns a model or throws axe::Error (nothing else escapes, nothing crashes);
 //   - every coefficient of a parsed model is a finite, usable number: alpha >= 0 and beta > 0
-//     for every step kind (with and without the axes the file names), local_beta > 0, so that
-//     the planner never compares NaN or infinite costs;
+//     for every step kind (with and without the axes the file names), the peer transport's
+//     where the model has them (never for a local copy), local_beta > 0, so that the planner
+//     and the per-step transport choice never compare NaN or infinite costs;
 //   - parsing is deterministic: the same text gives an equal model with the same fingerprint.
 #include <cmath>
 #include <cstddef>
@@ -49,6 +50,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto c = m.coeffs(k, g);
       if (!usable(c))
         broken("every coefficient is finite, alpha >= 0, beta > 0", input,
+               std::string(axe::to_string(k)) + ": " + m.fingerprint());
+      auto p = m.peer_coeffs(k, g);
+      if (p && (!usable(*p) || k == axe::StepKind::LocalCopy))
+        broken("a peer coefficient is finite, alpha >= 0, beta > 0, and never a local copy's", input,
                std::string(axe::to_string(k)) + ": " + m.fingerprint());
     }
   }
