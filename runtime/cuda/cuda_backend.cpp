@@ -265,7 +265,7 @@ class CudaBackend : public Backend {
   // for a freshly prepared plan), then every step enqueued on stream_; no wait on the device.
   void execute_async(const RankPlan& plan, const Buffer& src, Buffer& dst) override {
     std::string err = check_buffers(plan, src, dst);
-    if (err.empty() && (!executor_ || (per_step_ && !peer_ && !peer_refused_ && rt_.cost_model().has_peer()))) {
+    if (err.empty() && (!executor_ || (can_add_peer() && rt_.cost_model().has_peer()))) {
       // First execute: every rank gets here together (DistTensor runs each plan on every rank),
       // so the broadcast of the NCCL unique id over the control plane is matched. Later, a cost
       // model given peer lines since (Runtime::set_cost_model, agreed by every rank) sets the peer
@@ -391,8 +391,11 @@ class CudaBackend : public Backend {
       executor_ = std::make_unique<CudaExecutor>(comm_.get(), stream_);
     }
     if (!note.empty() && rt_.rank() == 0) std::fprintf(stderr, "axe: %s\n", note.c_str());
-    if (per_step_ && rt_.cost_model().has_peer()) ensure_per_step();
+    if (can_add_peer() && rt_.cost_model().has_peer()) ensure_per_step();
   }
+
+  // The peer transport can still join NCCL here (per step): the same on every rank.
+  bool can_add_peer() const { return per_step_ && comm_ && !peer_ && !peer_refused_; }
 
   std::unique_ptr<PeerComm> make_peer() {
     Control& control = rt_.control();
@@ -407,7 +410,7 @@ class CudaBackend : public Backend {
   // whether both are there; a system that refuses CUDA IPC leaves NCCL alone, with one line.
   bool ensure_per_step() {
     if (peer_ && comm_) return true;
-    if (!per_step_ || peer_refused_ || !comm_) return false;
+    if (!can_add_peer()) return false;
     try {
       peer_ = make_peer();
     } catch (const PeerUnavailable& e) {
@@ -421,21 +424,12 @@ class CudaBackend : public Backend {
     return true;
   }
 
-  // Waits for all of stream_: through NcclComm::wait (bounded, NCCL errors polled) once the
-  // communicator exists, else a plain event wait (only copies and memsets can be pending then).
+  // Waits for all of stream_ (wait_transports: bounded, NCCL errors polled, once a transport
+  // exists; before, only copies and memsets can be pending, and a plain event wait serves).
   void wait_stream(const char* what) {
     AXE_CUDA_CHECK(cudaSetDevice(device_));
     AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
-    if (comm_ && peer_) {
-      try {
-        comm_->wait(done_, what);
-      } catch (...) {
-        peer_->release_waits();  // teardown must not wait on a peer's flags
-        throw;
-      }
-    } else if (comm_) comm_->wait(done_, what);
-    else if (peer_) peer_->wait(done_, what);
-    else AXE_CUDA_CHECK(cudaEventSynchronize(done_));
+    wait_transports(done_, comm_.get(), peer_.get(), what);
   }
 
   // This rank's reason not to run `plan` on these buffers ("" when fine).

@@ -288,27 +288,23 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
   AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
 }
 
-void CudaExecutor::synchronize() {
-  if (peer_ && comm_) {
-    // Both transports: NCCL's errors are polled; on a failure or the timeout the peer transport's
-    // stream waits are released too, so that this rank can still tear down.
+void wait_transports(cudaEvent_t event, NcclComm* comm, PeerComm* peer, const char* what) {
+  if (comm && peer) {
     try {
-      comm_->wait(done_, "CudaExecutor::synchronize");
+      comm->wait(event, what);
     } catch (...) {
-      peer_->release_waits();  // NCCL is aborted and failed() from now on: no plan runs again
+      peer->release_waits();  // NCCL is aborted and failed() from now on: no plan runs again
       throw;
     }
-    return;
+  } else if (comm) {
+    comm->wait(event, what);
+  } else if (peer) {
+    peer->wait(event, what);
+  } else {
+    AXE_CUDA_CHECK(cudaEventSynchronize(event));
   }
-  if (peer_) {
-    peer_->wait(done_, "CudaExecutor::synchronize");
-    return;
-  }
-  if (comm_) {
-    comm_->wait(done_, "CudaExecutor::synchronize");
-    return;
-  }
-  AXE_CUDA_CHECK(cudaEventSynchronize(done_));
 }
+
+void CudaExecutor::synchronize() { wait_transports(done_, comm_, peer_, "CudaExecutor::synchronize"); }
 
 }  // namespace axe::cuda

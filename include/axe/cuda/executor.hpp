@@ -157,6 +157,12 @@ StepCostsNs step_transport_costs(const CostModel* model, const RankPlan& plan);
 std::vector<char> choose_step_transports(std::span<const std::int64_t> network_ns,
                                          std::span<const std::int64_t> peer_ns, StepTransport forced);
 
+// Waits for `event` (recorded on a stream the transports' work is on), bounded by their timeout:
+// through NCCL's wait (errors polled) when there is a communicator, else the peer transport's,
+// else a plain event wait. With both, a failure or timeout also releases the peer transport's
+// stream waits, so that this rank can still tear down. Throws axe::Error as those waits do.
+void wait_transports(cudaEvent_t event, NcclComm* comm, PeerComm* peer, const char* what);
+
 class CudaExecutor {
  public:
   // `comm` may be null: then only plans without messages run (local copies and fills).
@@ -213,7 +219,6 @@ class CudaExecutor {
   // (Model: by the model); a change drops the prepared plans.
   void set_cost_model(const CostModel* model) { model_ = model; }
   void set_step_transport(StepTransport t);
-  StepTransport step_transport() const { return forced_; }
   // Per plan step, whether it runs on the peer transport; empty when the plan is not prepared.
   std::vector<bool> peer_steps(const RankPlan& plan) const;
   // Overlap threshold (see above; 0 turns it off) for plans prepared afterwards; axe::Error when
