@@ -13,7 +13,9 @@
 // aligned 4-byte elements, else the generated one) and, marked "generated", transform_generated()
 // (the kernel generated from thread layouts, codegen/transpose_codegen.hpp), on square matrices,
 // 4096 x 65536 (fewer rows for wider types, within --mib) and an uneven 3001 x 5003 box at offset 1
-// (scalar accesses); rows "generated BxA wW" try other tiles.
+// (realigned words or scalar accesses, codegen::unaligned_transpose_access; the row marked
+// "scalar" forces one element per access);
+// rows "generated BxA wW" try other tiles (on the square, and "uneven" on the uneven box).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
 // pack/unpack >= 85% of the copy when the innermost contiguous run is >= 64 bytes; the 2-D
@@ -26,8 +28,10 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "axe/core/error.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/transpose.hpp"
@@ -184,21 +188,41 @@ int main(int argc, char** argv) {
     rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2 generated",
                     double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
   }
-  // The generated transpose's tile, per dtype (tile b x a, warps).
-  for (DType dt : {DType::F32, DType::F16, DType::U8}) {
+  // The generated transpose's tile, per dtype (tile b x a, warps): on the square (16-byte vectors)
+  // and on the uneven 3001 x 5003 box at offset 1 (realigned words). Tiles the kernel cannot take
+  // (too small for the warps' squares, too wide to realign) are skipped.
+  for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
     const std::int64_t es = size_of(dt);
     const std::int64_t side = square_side(es);
-    Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
-    const std::int64_t bytes = side * side * es;
-    const double mc = memcpy_ms(bytes);
-    for (codegen::TransposeTile tile : {codegen::TransposeTile{64, 64, 4}, codegen::TransposeTile{64, 64, 8},
-                                        codegen::TransposeTile{128, 64, 8}, codegen::TransposeTile{64, 128, 8},
-                                        codegen::TransposeTile{128, 128, 8}, codegen::TransposeTile{32, 32, 4},
-                                        codegen::TransposeTile{64, 32, 4}, codegen::TransposeTile{128, 32, 8}}) {
-      if (tile.a * tile.b < 32 * tile.warps * (16 / es)) continue;
-      rows.push_back({"transpose " + std::string(to_string(dt)) + " generated " + std::to_string(tile.b) + "x" +
-                          std::to_string(tile.a) + " w" + std::to_string(tile.warps),
-                      double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s, &tile); }, s), mc});
+    std::int64_t urows = 3001;
+    while (urows * 5003 * es > payload) urows /= 2;
+    const Transfer sq{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
+    const Transfer un{{urows, 5003}, 1, {5003, 1}, 1, {1, urows}, 0};
+    for (const auto& [t, access] : {std::pair{sq, codegen::TransposeAccess::vectors},
+                                    std::pair{un, codegen::TransposeAccess::realigned}}) {
+      const std::int64_t bytes = t.extents[0] * t.extents[1] * es;
+      const double mc = memcpy_ms(bytes);
+      for (codegen::TransposeTile tile :
+           {codegen::TransposeTile{64, 64, 4}, codegen::TransposeTile{64, 64, 8}, codegen::TransposeTile{128, 64, 8},
+            codegen::TransposeTile{64, 128, 8}, codegen::TransposeTile{128, 128, 8}, codegen::TransposeTile{32, 32, 4},
+            codegen::TransposeTile{64, 32, 4}, codegen::TransposeTile{128, 32, 8}, codegen::TransposeTile{64, 128, 4},
+            codegen::TransposeTile{128, 64, 4}, codegen::TransposeTile{128, 128, 4}, codegen::TransposeTile{64, 64, 2},
+            codegen::TransposeTile{32, 64, 4}, codegen::TransposeTile{32, 32, 2}}) {
+        try {
+          (void)codegen::transpose_kernel(codegen::Element(es, codegen::Element::Kind::integer, "raw"), tile, access);
+        } catch (const Error&) {
+          continue;
+        }
+        const std::string name = "transpose " + std::string(to_string(dt)) + (t.src_offset ? " uneven" : "") +
+                                 " generated " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " w" +
+                                 std::to_string(tile.warps);
+        try {
+          rows.push_back({name, double(bytes),
+                          median_ms([&] { transform_generated(t, dt, a, b, s, &tile, access); }, s), mc});
+        } catch (const Error& e) {  // e.g. more shared memory than the device has
+          std::fprintf(stderr, "kernel_bench: %s skipped: %s\n", name.c_str(), e.what());
+        }
+      }
     }
   }
   // Uneven transposes: 4096 x 65536 and an uneven shard (3001 x 5003, offset 1), per dtype, both kernels.
@@ -214,6 +238,11 @@ int main(int argc, char** argv) {
       const std::string n = "transpose " + std::string(to_string(dt)) + " " + std::to_string(rows_) + "x" + std::to_string(cols) + (bx.off ? "+1" : "");
       rows.push_back({n, double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
       rows.push_back({n + " generated", double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
+      if (bx.off) {  // the scalar kernel the realigned one replaces
+        const auto scalar = codegen::TransposeAccess::scalar;
+        rows.push_back({n + " scalar", double(bytes),
+                        median_ms([&] { transform_generated(t, dt, a, b, s, nullptr, scalar); }, s), mc});
+      }
     }
   }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <tuple>
 
 #include "axe/codegen/transpose_codegen.hpp"
@@ -22,21 +24,34 @@ struct Compiled {
   codegen::TransposeKernel k;
 };
 
-// One kernel per (element size, vector width, tile, device), compiled once.
-const Compiled& compiled(std::int64_t element_bytes, bool vectors, const codegen::TransposeTile& tile) {
+// One kernel per (element size, access, tile, device), compiled once.
+const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::TransposeTile& tile) {
   static std::mutex mu;
-  static std::map<std::tuple<std::int64_t, bool, std::int64_t, std::int64_t, std::int64_t, int>, Compiled> cache;
+  static std::map<std::tuple<std::int64_t, codegen::TransposeAccess, std::int64_t, std::int64_t, std::int64_t, int>, Compiled> cache;
   int device = 0;
   AXE_CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = cache.try_emplace({element_bytes, vectors, tile.a, tile.b, tile.warps, device});
+  auto [it, fresh] = cache.try_emplace({element_bytes, access, tile.a, tile.b, tile.warps, device});
   if (fresh) {
-    const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
-    it->second.k = codegen::transpose_kernel(e, tile, vectors);
-    it->second.kernel = KernelCache::global().kernel(it->second.k.source, it->second.k.name);
-    AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(it->second.kernel,
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(it->second.k.shared_bytes), device));
+    try {
+      const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
+      it->second.k = codegen::transpose_kernel(e, tile, access);
+      int limit = 0;
+      AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+      if (it->second.k.shared_bytes > limit) {
+        fail("transform_generated: a " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " tile of " +
+             std::to_string(element_bytes) + "-byte elements needs " + std::to_string(it->second.k.shared_bytes) +
+             " bytes of shared memory (two buffers); device " + std::to_string(device) + " allows " +
+             std::to_string(limit));
+      }
+      it->second.kernel = KernelCache::global().kernel(it->second.k.source, it->second.k.name);
+      AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(it->second.kernel,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(it->second.k.shared_bytes), device));
+    } catch (...) {
+      cache.erase(it);  // the next call tries again and fails the same way, never half-built
+      throw;
+    }
   }
   return it->second;
 }
@@ -49,8 +64,7 @@ bool aligned(const void* p, long long offset, std::int64_t bytes, std::int64_t e
 
 namespace internal {
 
-// The transpose of `box` (is_transpose) as the generated kernel's descriptor, and whether its
-// tile rows start 16-byte aligned on both sides (the vector kernel).
+// The transpose of `box` (is_transpose) as the generated kernel's descriptor.
 codegen::TransposeDesc transpose_desc(const Transfer& box) {
   const Transfer t = merge_modes(box);
   const int r = static_cast<int>(t.extents.size());
@@ -89,7 +103,8 @@ bool transpose_vectors_fit(const codegen::TransposeDesc& d, const void* src, con
 }  // namespace internal
 
 void transform_generated(const Transfer& box, DType dtype, const void* src, void* dst,
-                         cudaStream_t stream, const codegen::TransposeTile* tile) {
+                         cudaStream_t stream, const codegen::TransposeTile* tile,
+                         std::optional<codegen::TransposeAccess> forced) {
   internal::check_box(box);
   if (!is_transpose(box)) {
     copy_boxes(BoxList::copy({box}, dtype), src, dst, stream);
@@ -97,8 +112,16 @@ void transform_generated(const Transfer& box, DType dtype, const void* src, void
   }
   codegen::TransposeDesc d = internal::transpose_desc(box);
   const std::int64_t es = size_of(dtype);
-  const bool vectors = internal::transpose_vectors_fit(d, src, dst, es);
-  const Compiled& c = compiled(es, vectors, tile ? *tile : codegen::default_transpose_tile(es, vectors));
+  // Rows that do not all start 16-byte aligned take realigned words or one element per access,
+  // whichever is faster for the element size (codegen::unaligned_transpose_access).
+  const bool fit = internal::transpose_vectors_fit(d, src, dst, es);
+  const codegen::TransposeAccess access = forced ? *forced
+                                          : fit  ? codegen::TransposeAccess::vectors
+                                                 : codegen::unaligned_transpose_access(es);
+  if (access == codegen::TransposeAccess::vectors && !fit) {
+    fail("transform_generated: vectors forced on a box whose rows are not 16-byte aligned: " + to_string(box));
+  }
+  const Compiled& c = compiled(es, access, tile ? *tile : codegen::default_transpose_tile(es, access));
   d.tiles_a = (d.A + c.k.tile.a - 1) / c.k.tile.a;
   d.tiles_b = (d.B + c.k.tile.b - 1) / c.k.tile.b;
   const long long tiles = d.tiles_a * d.tiles_b;

@@ -61,7 +61,8 @@ Transfer merge_modes(const Transfer& t);
 void check_box(const Transfer& t);
 
 // The transpose of a box (is_transpose) as the generated kernel's descriptor
-// (generated_transpose.cpp), and whether its tile rows start 16-byte aligned on both sides.
+// (generated_transpose.cpp), and whether its tile rows start 16-byte aligned on both sides (the
+// vector kernel).
 codegen::TransposeDesc transpose_desc(const Transfer& box);
 bool transpose_vectors_fit(const codegen::TransposeDesc& d, const void* src, const void* dst,
                            std::int64_t es);

@@ -27,7 +27,7 @@ int count(const std::string& text, const std::string& needle) {
 // columns), 4 repetitions: 4 vectors. Two 8 KiB buffers.
 TEST(TransposeKernel, F32_32x64_ByHand) {
   const Element e(4, Element::Kind::integer, "raw");
-  const auto k = transpose_kernel(e, TransposeTile{64, 32, 4}, true);
+  const auto k = transpose_kernel(e, TransposeTile{64, 32, 4}, TransposeAccess::vectors);
   EXPECT_EQ(k.threads, 128);
   EXPECT_EQ(k.vector, 4);
   EXPECT_EQ(k.shared_bytes, 2 * 32 * 64 * 4);
@@ -45,16 +45,78 @@ TEST(TransposeKernel, F32_32x64_ByHand) {
 // Without vectors every access is one element.
 TEST(TransposeKernel, ScalarHasNoVectors) {
   const Element e(2, Element::Kind::integer, "raw");
-  const auto k = transpose_kernel(e, TransposeTile{64, 64, 4}, false);
+  const auto k = transpose_kernel(e, TransposeTile{64, 64, 4}, TransposeAccess::scalar);
   EXPECT_EQ(k.vector, 1);
+  EXPECT_EQ(k.block, 1);
   EXPECT_EQ(count(k.source, "uint4*>(p"), 0);
+}
+
+// 128 x 64 u8 tiles (b x a), 4 warps: each thread holds a 4 x 16 square on both sides (source: 4
+// rows of b by 16 consecutive a, 4 lanes across a, 8 down b, 4 warps down b; destination: 16
+// consecutive b by 4 columns of a, 8 lanes down b, 4 across a, warps across a): 64 registers, 4
+// vectors each way. Both shared accesses are then 16-byte vectors of whole 4-byte words: each
+// warp instruction moves 512 bytes, 4 wavefronts, and the 8192-byte tile needs 16 instructions
+// per side, 64 wavefronts each, the bound. (Without the squares the loads were single bytes:
+// 128 wavefronts for a 4096-byte tile.)
+TEST(TransposeKernel, U8SquaresMoveWordsThroughShared) {
+  const Element e(1, Element::Kind::integer, "raw");
+  const auto k = transpose_kernel(e, TransposeTile{64, 128, 4}, TransposeAccess::vectors);
+  EXPECT_EQ(k.vector, 16);
+  EXPECT_EQ(k.block, 4);
+  EXPECT_EQ(k.plan.src_registers, 64);
+  EXPECT_EQ(k.plan.dst_registers, 64);
+  EXPECT_EQ(k.plan.counts.store_wavefronts, 64);
+  EXPECT_EQ(k.plan.counts.load_wavefronts, 64);
+  EXPECT_EQ(k.plan.counts.store_instructions, 4);
+  EXPECT_EQ(k.plan.counts.load_instructions, 4);
+  EXPECT_EQ(count(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
+}
+
+// 16-bit: 2 x 8 squares; 64 x 64 with 4 warps holds 32 registers, 4 vectors; 64 wavefronts per
+// side for the 8192-byte tile.
+TEST(TransposeKernel, F16SquaresMoveWordsThroughShared) {
+  const Element e(2, Element::Kind::integer, "raw");
+  const auto k = transpose_kernel(e, TransposeTile{64, 64, 4}, TransposeAccess::vectors);
+  EXPECT_EQ(k.block, 2);
+  EXPECT_EQ(k.plan.src_registers, 32);
+  EXPECT_EQ(k.plan.counts.store_wavefronts, 64);
+  EXPECT_EQ(k.plan.counts.load_wavefronts, 64);
+}
+
+// Realigned full tiles (32 x 64 f32: 4 vectors each way): two words loaded per vector, one
+// shuffled word per vector stored (8 lanes down b), aligned 16-byte accesses only, the row ends
+// in pieces; the edge path is still one element per register (32 per side).
+TEST(TransposeKernel, RealignedSharesWordsWithTheNeighbourLane) {
+  const Element e(4, Element::Kind::integer, "raw");
+  const auto k = transpose_kernel(e, TransposeTile{64, 32, 4}, TransposeAccess::realigned);
+  EXPECT_EQ(k.access, TransposeAccess::realigned);
+  EXPECT_EQ(k.vector, 4);
+  for (const char* v : {"0", "1", "2", "3"}) {
+    SCOPED_TRACE(v);
+    // Both words of each vector, all loads before the first use; the first lane of each row
+    // writes the head's pieces.
+    EXPECT_EQ(count(k.source, std::string("const uint4 lo") + v + " = "), 1) << k.source;
+    EXPECT_EQ(count(k.source, std::string("const uint4 hi") + v + " = "), 1) << k.source;
+    EXPECT_EQ(count(k.source, std::string("if (first && sh") + v + ") axe_store_part<true>"), 1);
+  }
+  EXPECT_LT(k.source.find("const uint4 hi3 ="), k.source.find("u.v = sh0 == 0u ? lo0"));
+  EXPECT_EQ(count(k.source, "uint4 prev = axe_shfl_up16(u.v, 8)"), 4) << k.source;  // 8 lanes down b
+  EXPECT_EQ(count(k.source, " < xlim && ty + "), 32) << k.source;
+  EXPECT_EQ(count(k.source, "uint4*>(p + base"), 0);  // no access at the unaligned address itself
 }
 
 TEST(TransposeKernel, BadTilesAreErrors) {
   const Element e(1, Element::Kind::integer, "raw");
-  linear::expect_error([&] { transpose_kernel(e, TransposeTile{48, 64, 4}, true); }, "powers of two");
+  const auto vectors = TransposeAccess::vectors;
+  linear::expect_error([&] { transpose_kernel(e, TransposeTile{48, 64, 4}, vectors); }, "powers of two");
   // 8 x 8 bytes cannot give 4 warps a 16-byte vector each.
-  linear::expect_error([&] { transpose_kernel(e, TransposeTile{8, 8, 4}, true); }, "too small");
+  linear::expect_error([&] { transpose_kernel(e, TransposeTile{8, 8, 4}, vectors); }, "too small");
+  // 64 x 64 bytes hold 4096 elements: 4 warps of 4 x 16 squares need 8192.
+  linear::expect_error([&] { transpose_kernel(e, TransposeTile{64, 64, 4}, vectors); }, "too small");
+  // A realigned row of 1024 bytes would need 64 lanes.
+  linear::expect_error([&] { transpose_kernel(e, TransposeTile{1024, 64, 4}, TransposeAccess::realigned); },
+                       "more than 32");
 }
 
 }  // namespace

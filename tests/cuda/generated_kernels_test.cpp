@@ -92,13 +92,14 @@ TEST(GeneratedKernels, RandomPlansCompileToPtx) {
   }
 }
 
-// The runtime's transpose kernels (every element size, vector and scalar) compile to PTX.
+// The runtime's transpose kernels (every element size and access) compile to PTX.
 TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
   for (std::int64_t es : {1, 2, 4, 8}) {
-    for (bool vectors : {true, false}) {
+    for (auto access : {codegen::TransposeAccess::vectors, codegen::TransposeAccess::realigned,
+                        codegen::TransposeAccess::scalar}) {
       const codegen::Element e(es, codegen::Element::Kind::integer, "raw");
-      const auto k = codegen::transpose_kernel(e, codegen::default_transpose_tile(es, vectors), vectors);
-      SCOPED_TRACE(std::to_string(es) + "-byte, vectors " + std::to_string(vectors));
+      const auto k = codegen::transpose_kernel(e, codegen::default_transpose_tile(es, access), access);
+      SCOPED_TRACE(std::to_string(es) + "-byte, " + std::string(to_string(access)));
       const std::string ptx = compile_to_ptx(k.source, "transpose.cu");
       EXPECT_NE(ptx.find(".entry axe_transpose"), std::string::npos);
       EXPECT_EQ(k.shared_bytes, 2 * k.tile.a * k.tile.b * es);  // two buffers of a tile

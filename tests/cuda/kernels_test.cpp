@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -668,8 +669,11 @@ TEST_P(Kernels, Transform_TransposeMatchesHost) {
 }
 
 // The generated transpose (codegen/transpose_codegen.hpp) on the same boxes (offsets 5 and 2 and
-// a padded row: the scalar kernel) and on aligned ones (the 16-byte vector kernel), with full
-// tiles, cut tiles and batches.
+// a padded row: rows at every shift) and on aligned ones (the 16-byte vector kernel), with full
+// tiles, cut tiles and batches; the last three have many full tiles, and one a destination that
+// ends where its buffer ends. Each box runs with the runtime's choice and with realigned words and
+// scalar accesses forced (run it under compute-sanitizer to see that no byte outside the rows is
+// read or written).
 TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
@@ -680,21 +684,45 @@ TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
   };
   for (Shape s : {Shape{1, 33, 31, 3, 5, 2}, Shape{1, 64, 96, 3, 5, 2}, Shape{3, 45, 37, 3, 5, 2},
                   Shape{1, 300, 200, 3, 5, 2}, Shape{1, 256, 128, 0, 0, 0}, Shape{2, 160, 48, 16, 16, 0},
-                  Shape{1, 1024, 512, 0, 0, 0}}) {
+                  Shape{1, 1024, 512, 0, 0, 0}, Shape{1, 777, 1029, 5, 3, 7}, Shape{2, 515, 260, 1, 1, 1},
+                  Shape{1, 1000, 1000, 1, 1, 0}}) {
     const std::int64_t ld = s.cols + s.pad;
     Transfer t{{s.batch, s.rows, s.cols}, s.soff, {s.rows * ld, ld, 1}, s.doff, {s.rows * s.cols, 1, s.rows}, 0};
     const std::int64_t n_src = s.soff + s.batch * s.rows * ld, n_dst = s.doff + s.batch * s.rows * s.cols;
     auto src = random_bytes(static_cast<std::size_t>(n_src * es), rng);
     auto poison = random_bytes(static_cast<std::size_t>(n_dst * es), rng);
-    DeviceBuffer ds(src.size()), dd(poison.size());
-    ds.upload(src.data(), src.size());
-    dd.upload(poison.data(), poison.size());
-    transform_generated(t, dt, ds.p, dd.p, nullptr);
-    AXE_CUDA_CHECK(cudaDeviceSynchronize());
     auto expect = poison;
     host_copy({t}, es, src.data(), expect.data());
-    ASSERT_EQ(dd.download(), expect) << to_string(t) << " dtype " << to_string(dt);
+    DeviceBuffer ds(src.size()), dd(poison.size());
+    ds.upload(src.data(), src.size());
+    for (auto access : {std::optional<codegen::TransposeAccess>{}, std::optional{codegen::TransposeAccess::realigned},
+                        std::optional{codegen::TransposeAccess::scalar}}) {
+      dd.upload(poison.data(), poison.size());
+      transform_generated(t, dt, ds.p, dd.p, nullptr, nullptr, access);
+      AXE_CUDA_CHECK(cudaDeviceSynchronize());
+      ASSERT_EQ(dd.download(), expect) << to_string(t) << " dtype " << to_string(dt) << " access "
+                                       << (access ? to_string(*access) : "default");
+    }
+    ASSERT_EQ(ds.download(), src);  // the source is unchanged
   }
+}
+
+// A tile whose two shared buffers exceed the device's shared memory (128 x 128 f64: 256 KiB) is
+// a clear error, the same on a second call (a failed kernel leaves nothing half-built behind),
+// and vectors forced on rows that are not 16-byte aligned are refused, not run.
+TEST(KernelsGenerated, TransposeTileErrorsAreClearAndRepeatable) {
+  AXE_REQUIRE_GPUS(1);
+  DeviceBuffer ds(64 * 64 * 8 + 8), dd(64 * 64 * 8 + 8);
+  const Transfer t{{64, 64}, 0, {64, 1}, 0, {1, 64}, 0};
+  const codegen::TransposeTile big{128, 128, 8};
+  for (int call = 0; call < 2; ++call) {
+    const std::string e = axe::test::error_of([&] { transform_generated(t, DType::F64, ds.p, dd.p, nullptr, &big); });
+    EXPECT_NE(e.find("needs 262144 bytes of shared memory"), std::string::npos) << e;
+  }
+  const Transfer odd{{64, 63}, 1, {63, 1}, 0, {1, 64}, 0};
+  const std::string e = axe::test::error_of(
+      [&] { transform_generated(odd, DType::F32, ds.p, dd.p, nullptr, nullptr, codegen::TransposeAccess::vectors); });
+  EXPECT_NE(e.find("not 16-byte aligned"), std::string::npos) << e;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDTypes, Kernels, ::testing::ValuesIn(kDTypes),

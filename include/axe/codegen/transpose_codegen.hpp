@@ -17,10 +17,23 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "axe/codegen/tile_codegen.hpp"
 
 namespace axe::codegen {
+
+// How a full tile's rows are read and written:
+//   vectors:   16-byte vectors; the caller checks that pointers, offsets and strides are multiples
+//              of the vector, so every tile row starts 16-byte aligned;
+//   realigned: 16-byte aligned words whatever the rows' alignment (each row's shift found at run
+//              time): a lane's vector straddles two words, the word it shares with its neighbour
+//              along the row passes by one shuffle, and the words at a tile row's two ends are
+//              read or written in aligned pieces of its bytes only (never a byte outside the row);
+//   scalar:    one element per access.
+// Tiles cut by the box's edge are scalar in every mode.
+enum class TransposeAccess { vectors, realigned, scalar };
+std::string_view to_string(TransposeAccess a);
 
 // The kernel's argument (16-byte aligned plain data; the generated source declares the same).
 inline constexpr int kTransposeBatchModes = 6;
@@ -44,20 +57,27 @@ struct TransposeKernel {
   std::int64_t threads = 0;
   std::int64_t shared_bytes = 0;  // dynamic shared memory: two buffers
   TransposeTile tile;
+  TransposeAccess access = TransposeAccess::vectors;
   std::int64_t vector = 1;        // elements per global vector (1: scalar accesses)
+  std::int64_t block = 1;         // rows per thread in each vector's square: 4 bytes / element (< 4 bytes)
   linear::ConvertPlan plan;
 };
 
-// The tile (by element size and vector width) the runtime uses, the fastest measured
-// (transpose_codegen.cpp gives the figures), b x a and warps: with vectors 64 x 64 with 4 warps
-// for 1- and 2-byte elements, 32 x 64 w4 for 4-byte ones, 32 x 32 w4 for 8-byte ones; scalar the
-// same but 64 x 64 w8 for 4-byte and 128 x 128 w8 for 1-byte elements.
-TransposeTile default_transpose_tile(std::int64_t element_bytes, bool vectors);
+// The tile (by element size and access) the runtime uses, the fastest measured
+// (transpose_codegen.cpp gives the figures).
+TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess access);
 
-// The kernel for `element` (bits only: the op kind is unused) on `tile`; `vectors`: 16-byte
-// global accesses (the caller checks alignment: pointers, offsets and strides multiples of the
-// vector), else one element per access. Throws axe::Error for extents that are not powers of two
-// or a tile the warps cannot cover.
-TransposeKernel transpose_kernel(const Element& element, const TransposeTile& tile, bool vectors);
+// The access the runtime uses when a box's rows are not all 16-byte aligned: realigned or scalar,
+// whichever was faster for this element size (transpose_codegen.cpp gives the figures).
+TransposeAccess unaligned_transpose_access(std::int64_t element_bytes);
+
+// The kernel for `element` (bits only: the op kind is unused) on `tile` with `access`. With
+// vectors (aligned or realigned) of elements under 4 bytes, each thread holds a square of
+// 4 / bytes rows by 4 bytes on both sides (source: block rows of b by V of a; destination: V of b
+// by block of a), so that the shared round trip moves 4-byte words both ways and its vectors hold
+// no byte of another thread (a byte transpose is a register rename: bytes are permuted inside the
+// thread). Realigned tiles need at most 32 vectors across each side (tile.a, tile.b <= 32 V).
+// Throws axe::Error for extents that are not powers of two or a tile the warps cannot cover.
+TransposeKernel transpose_kernel(const Element& element, const TransposeTile& tile, TransposeAccess access);
 
 }  // namespace axe::codegen

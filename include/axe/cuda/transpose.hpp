@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
+
 #include "axe/codegen/transpose_codegen.hpp"
 #include "axe/core/dtype.hpp"
 #include "axe/plan/plan.hpp"
@@ -21,12 +23,16 @@ void transform(const Transfer& box, DType dtype, const void* src, void* dst, cud
 // True when transform() takes the shared-memory path for this box.
 bool is_transpose(const Transfer& box);
 // The same transpose by the kernel generated from thread layouts (codegen/transpose_codegen.hpp,
-// compiled with NVRTC on first use per element size and vector width, then cached): 16-byte
-// global vectors where the pointers, offsets and strides allow, else scalar. Boxes that are not
-// transposes are a copy_boxes, as in transform(). Throws axe::Error without a GPU.
-// `tile`: the tile and warps (default: codegen::default_transpose_tile), e.g. for benchmarks.
+// compiled with NVRTC on first use per element size, access and tile, then cached): 16-byte global
+// vectors where the pointers, offsets and strides allow, else realigned 16-byte words or one
+// element per access, whichever is faster for the element size (codegen::TransposeAccess,
+// codegen::unaligned_transpose_access). Boxes that are not transposes are a copy_boxes, as in transform().
+// Throws axe::Error without a GPU.
+// For benchmarks: `tile`, the tile and warps (default: codegen::default_transpose_tile), and
+// `access`, forced (vectors on rows that are not 16-byte aligned is an error).
 void transform_generated(const Transfer& box, DType dtype, const void* src, void* dst,
-                         cudaStream_t stream, const codegen::TransposeTile* tile = nullptr);
+                         cudaStream_t stream, const codegen::TransposeTile* tile = nullptr,
+                         std::optional<codegen::TransposeAccess> access = std::nullopt);
 
 // The hand-written transpose's shared tile: transpose_tile() x transpose_tile() 4-byte elements;
 // element (r, c) (r: the destination's contiguous index within the tile, c: the source's) sits in
