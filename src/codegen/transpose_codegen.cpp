@@ -109,7 +109,6 @@ void emit_access(std::ostringstream& o, bool load, const std::string& t, const C
   }
 }
 
-
 // Device helpers of the realigned access (TransposeAccess::realigned), ES the element size: the
 // head [sh, 16) or the tail [0, sh) of an aligned 16-byte word read or written in naturally
 // aligned pieces (sh a multiple of ES, so no piece is smaller than an element; the head's pieces
@@ -296,8 +295,8 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
   k.threads = 32 * tile.warps;
   const std::int64_t v = k.vector, blk = k.block;
   // Lanes along each side's contiguous coordinate, then along the other one; warps along the other.
-  const std::int64_t la = std::min<std::int64_t>(32, tile.a / std::max<std::int64_t>(v, 1));
-  const std::int64_t lb = std::min<std::int64_t>(32, tile.b / std::max<std::int64_t>(v, 1));
+  const std::int64_t la = std::min<std::int64_t>(32, tile.a / v);
+  const std::int64_t lb = std::min<std::int64_t>(32, tile.b / v);
   const auto too_small = [&] {
     fail("a " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " tile is too small for " +
          std::to_string(tile.warps) + " warps of " + std::to_string(blk) + "x" + std::to_string(v) +
