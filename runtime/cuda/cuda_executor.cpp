@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 
 #include "axe/core/error.hpp"
@@ -37,6 +38,7 @@ void CudaExecutor::ensure_pipeline_streams() {
   AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&pack_stream_, cudaStreamNonBlocking));
   AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&unpack_stream_, cudaStreamNonBlocking));
   events_.resize(3 * kMaxPipelineChunks + 1);
+  peer_marks_.resize(kMaxPipelineChunks + 1);
   for (auto& e : events_) AXE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
 }
 
@@ -102,6 +104,7 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     }
     cudaEvent_t* ev_comm = piped ? events_.data() + 1 + kMaxPipelineChunks : nullptr;
     const std::int64_t c = ps.chunk;
+    std::vector<std::pair<int, std::uint64_t>> reduced;  // peer messages reduced from staging: (sender, seq)
     if (!ps.fills.empty()) {
       fill_boxes(ps.fills, out, reduce_identity(s.op), stream_);
       ++launches_;
@@ -115,10 +118,18 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       AXE_CUDA_CHECK(cudaStreamWaitEvent(sp, ev_unpack[c - 2], 0));
       AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ev_unpack[c - 2], 0));
     }
+    // Peer chunks: what this rank had sent before the step, and after each chunk's signals.
+    if (ps.peer && piped && c == 0) peer_marks_[0] = peer_->sent();
     bool packed = false;
     auto pack = [&](const BoxList& l, void* dst) {
-      // Staging the peers read from is reused once they have copied out what was sent before.
-      if (dst == sendr && peer_ && p.any_peer()) peer_->wait_consumed(sp);
+      // Staging the peers read from is reused once they have copied out what was sent before,
+      // or, for a peer chunk, what was sent up to the chunk before last (the same slot).
+      if (dst == sendr && peer_ && p.any_peer()) {
+        if (ps.peer && piped)
+          peer_->wait_consumed(sp, peer_marks_[static_cast<std::size_t>(c >= 2 ? c - 1 : 0)]);
+        else
+          peer_->wait_consumed(sp);
+      }
       copy_boxes(l, in, dst, sp);
       ++launches_;
       packed = true;
@@ -201,16 +212,23 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
       ++nccl_calls_;
     } else if (ps.peer) {
       // The peer transport (peer_comm.hpp): staging is free once the peers copied out what this
-      // rank sent before (pack waits for that); tell the receivers; pull each message once its
-      // sender says so.
+      // rank sent before (pack waits for that); tell the receivers, right after the pack on its
+      // stream (a chunk's signals do not wait for the pulls of the chunk before); pull each
+      // message once its sender says so. Messages reduced from the sender's staging are flagged
+      // consumed after the step's reductions (below).
       if (!ps.pack.empty()) pack(ps.pack, sendr);
+      for (const auto& m : ps.sends)
+        if (m.n > 0) peer_->signal_ready(static_cast<int>(m.peer), sp);
+      if (piped) peer_marks_[static_cast<std::size_t>(c) + 1] = peer_->sent();
       if (!ps.sends.empty() || !ps.recvs.empty()) {
         before_transfer();
-        for (const auto& m : ps.sends)
-          if (m.n > 0) peer_->signal_ready(static_cast<int>(m.peer), stream_);
         for (const auto& m : ps.recvs) {
           if (m.n == 0) continue;
           const std::uint64_t seq = peer_->wait_ready(static_cast<int>(m.peer), stream_);
+          if (!m.terms.empty()) {
+            reduced.push_back({static_cast<int>(m.peer), seq});
+            continue;
+          }
           if (!m.unpack.empty())  // straight from the sender's staging into out, in its layout
             copy_boxes(m.unpack, m.remote, out, stream_);
           else
@@ -267,17 +285,35 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
           ++launches_;
         }
       }
-    } else {
+    } else if (!s.reduce) {
       for (const auto& [term, list] : ps.unpack) {
         if (list.empty()) continue;
-        if (!s.reduce) {
-          copy_boxes(list, recvr, out, su, in);
-        } else {
-          const double divide = s.op == ReduceOp::Avg && term == s.terms - 1 ? static_cast<double>(s.terms) : 1.0;
-          reduce_boxes(list, recvr, out, s.op, term > 0, divide, su, in);
-        }
+        copy_boxes(list, recvr, out, su, in);
         ++launches_;
       }
+    } else {
+      // Term by term (term 0 writes, later terms combine, the last divides for avg): the local and
+      // staged boxes of the term, then each message's boxes of it from its sender's staging.
+      // Within a term the sources write disjoint elements.
+      std::set<std::int64_t> terms;
+      for (const auto& u : ps.unpack) terms.insert(u.first);
+      for (const auto& m : ps.recvs)
+        for (const auto& u : m.terms) terms.insert(u.first);
+      for (const std::int64_t term : terms) {
+        const double divide = s.op == ReduceOp::Avg && term == s.terms - 1 ? static_cast<double>(s.terms) : 1.0;
+        for (const auto& [t, list] : ps.unpack)
+          if (t == term && !list.empty()) {
+            reduce_boxes(list, recvr, out, s.op, term > 0, divide, su, in);
+            ++launches_;
+          }
+        for (const auto& m : ps.recvs)
+          for (const auto& [t, list] : m.terms)
+            if (t == term && !list.empty()) {
+              reduce_boxes(list, m.remote, out, s.op, term > 0, divide, su);
+              ++launches_;
+            }
+      }
+      for (const auto& [peer, seq] : reduced) peer_->signal_consumed(peer, seq, su);
     }
     if (piped) {
       AXE_CUDA_CHECK(cudaEventRecord(ev_unpack[c], su));

@@ -44,6 +44,10 @@ struct PStep {
     // packed from 0) into `out`, so it is neither copied into this rank's staging nor unpacked
     // from there (no receive region: off is unused).
     BoxList unpack{};
+    // Peer transport, a receive of a reducing step (AXE_PEER_UNPACK=1): its boxes by term, read
+    // straight from the sender's staging (`remote`, packed from 0) and reduced into `out` in term
+    // order with the step's other terms (no receive region).
+    std::vector<std::pair<std::int64_t, BoxList>> terms{};
   };
   std::vector<Msg> sends, recvs;
   // Native collectives without staging: the send block read straight from `in` at send_at
@@ -73,8 +77,8 @@ struct PStep {
 // Lowering (executor_lower.cpp).
 // `comm`: some transport moves messages; `peer`: it is the peer transport (every step P2P, sends
 // always packed into staging, where the receiver pulls them from).
-// `pull_unpack` (with `peer`): non-contiguous receives of non-reducing steps are unpacked straight
-// from the sender's staging (Msg::unpack).
+// `pull_unpack` (with `peer`): receives that are not one contiguous range of `out` are unpacked
+// (Msg::unpack) or, in reducing steps, reduced (Msg::terms) straight from the sender's staging.
 PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm, std::int64_t overlap_min,
                  bool peer = false, bool pull_unpack = false);
 std::pair<std::int64_t, std::int64_t> kernel_work(const PStep& ps);
@@ -94,6 +98,8 @@ struct CudaExecutor::Prepared {
   // Per plan step: the chunks this rank would pipeline it in (1: none), and the agreed number
   // (the maximum over the world, so that every member of a group makes the same calls).
   std::vector<std::int64_t> wish, chunks;
+  // Per plan step: the chunks this rank would run it in on the peer transport (peer_step_chunks).
+  std::vector<std::int64_t> peer_wish;
   // Per plan step: it runs on the peer transport (all with the peer transport alone, none with
   // NCCL alone, the agreed choice with both; see executor.hpp).
   std::vector<char> on_peer;

@@ -236,6 +236,18 @@ PStep build_step(const RankPlan& pl, const Step& s, std::size_t index, bool comm
           continue;
         }
       }
+      if (s.reduce && peer && pull_unpack) {  // reduced straight from the sender's staging
+        PStep::Msg r{m.peer, 0, m.elements(), false};
+        std::map<std::int64_t, BoxList> terms;
+        std::int64_t at = 0;
+        for (const auto& b : m.boxes) {
+          terms[b.term].append(BoxList::unpack({b}, dt, at));
+          at += b.elements();
+        }
+        for (auto& [t, l] : terms) r.terms.emplace_back(t, std::move(l));
+        ps.recvs.push_back(std::move(r));
+        continue;
+      }
       ps.recvs.push_back({m.peer, pos, m.elements(), false});
       for (const auto& b : m.boxes) {
         by_term[term_of(b)].append(BoxList::unpack({b}, dt, pos));

@@ -53,6 +53,7 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
   set_pipeline(tunable_int("AXE_PIPELINE_CHUNKS"), tunable_int("AXE_PIPELINE_MIN_BYTES"));
   pipeline_blocks_per_sm_ = static_cast<int>(tunable_int("AXE_PIPELINE_BLOCKS_PER_SM"));
   peer_unpack_ = tunable_int("AXE_PEER_UNPACK") != 0;
+  set_peer_chunk_bytes(tunable_int("AXE_PEER_CHUNK_BYTES"));
   set_overlap_min(tunable_int("AXE_OVERLAP_MIN"));
 }
 
@@ -97,6 +98,11 @@ std::vector<bool> CudaExecutor::peer_steps(const RankPlan& plan) const {
   const Prepared* p = lookup(plan);
   if (!p) return {};
   return std::vector<bool>(p->on_peer.begin(), p->on_peer.end());
+}
+
+void CudaExecutor::set_peer_chunk_bytes(std::int64_t bytes) {
+  if (bytes < 0) fail("CudaExecutor::set_peer_chunk_bytes: " + std::to_string(bytes) + " bytes is negative");
+  peer_chunk_bytes_ = bytes;
 }
 
 void CudaExecutor::set_overlap_min(std::int64_t bytes) {
@@ -193,10 +199,15 @@ void CudaExecutor::wish_chunks(Prepared& p) const {
   const RankPlan& pl = p.exec;
   const std::int64_t es = size_of(pl.dtype);
   p.wish.assign(pl.steps.size(), 1);
+  p.peer_wish.assign(pl.steps.size(), 1);
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
     const Step& s = pl.steps[i];
     const auto& ps = p.steps[i];
-    if (ps.peer) continue;  // the peer transport does not chunk steps (see executor.hpp)
+    p.peer_wish[i] = peer_ ? peer_step_chunks(s, pl.dtype, peer_chunk_bytes_, pl.buffers.back() * es) : 1;
+    if (ps.peer) {  // the peer transport's own chunks (see executor.hpp)
+      p.wish[i] = p.peer_wish[i];
+      continue;
+    }
     if (s.chunks > 1 || (s.reduce && ps.path == Path::P2P)) continue;  // planner-chunked, or terms
     if (ps.path != Path::AllGather && ps.path != Path::ReduceScatter && ps.path != Path::P2P) continue;
     const auto [work, moved] = kernel_work(ps);
@@ -210,6 +221,21 @@ void CudaExecutor::wish_chunks(Prepared& p) const {
     if (staging > dst && staging >= kStagingBoundMin && dst > 0)
       p.wish[i] = std::max(p.wish[i], std::min<std::int64_t>(2 * ((staging + dst - 1) / dst), kMaxPipelineChunks));
   }
+}
+
+std::int64_t peer_step_chunks(const Step& s, DType dt, std::int64_t chunk_bytes, std::int64_t destination_bytes) {
+  if (s.reduce || s.chunks > 1) return 1;
+  const auto es = static_cast<std::int64_t>(size_of(dt));
+  std::int64_t sent = 0, received = 0;
+  for (const auto& m : s.sends) sent += m.elements();
+  for (const auto& m : s.recvs) received += m.elements();
+  std::int64_t k = 1;
+  if (chunk_bytes > 0) k = (std::max(sent, received) * es + chunk_bytes - 1) / chunk_bytes;
+  // The staging bound: every message is packed into staging.
+  const std::int64_t staging = sent * es;
+  if (staging > destination_bytes && staging >= CudaExecutor::kStagingBoundMin && destination_bytes > 0)
+    k = std::max(k, 2 * ((staging + destination_bytes - 1) / destination_bytes));
+  return std::clamp<std::int64_t>(k, 1, CudaExecutor::kMaxPipelineChunks);
 }
 
 bool CudaExecutor::prepare_local(const RankPlan& plan) {
@@ -254,6 +280,25 @@ void CudaExecutor::connect(const RankPlan& plan) {
     return;
   }
   if (!comm_) {
+    // Every rank runs a step in the most chunks any rank asks for (the same calls on every rank).
+    std::vector<std::int64_t> agreed = p->wish;
+    const auto all = peer_->allgather(std::as_bytes(std::span<const std::int64_t>(agreed)));
+    for (int q = 0; q < peer_->size(); ++q) {
+      const auto& b = all[static_cast<std::size_t>(q)];
+      if (b.size() != agreed.size() * sizeof(std::int64_t))
+        fail("peer transport: rank " + std::to_string(q) + " published " + std::to_string(b.size()) +
+             " bytes of chunk counts for a plan of " + std::to_string(agreed.size()) +
+             " steps (the ranks run different plans)");
+      for (std::size_t i = 0; i < agreed.size(); ++i) {
+        std::int64_t v = 0;
+        std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
+        agreed[i] = std::max(agreed[i], v);
+      }
+    }
+    if (agreed != (p->chunks.empty() ? std::vector<std::int64_t>(agreed.size(), 1) : p->chunks)) {
+      p->chunks = agreed;
+      build(*p);
+    }
     connect_peers(*p);
     p->connected = true;
     return;
@@ -286,18 +331,19 @@ void CudaExecutor::connect(const RankPlan& plan) {
 
 // Both transports: this rank's costs join the chunk wishes in one all-reduce (max over the
 // world), and every rank takes the same choice from the same agreed values (step_transport_costs,
-// choose_step_transports); a step on the peer transport is not chunked.
+// choose_step_transports); a step on the peer transport runs in its peer chunks (peer_step_chunks).
 void CudaExecutor::choose_transports(Prepared& p, std::vector<std::int64_t>& agreed) {
   const RankPlan& pl = p.exec;
   const std::size_t n = pl.steps.size();
   const StepCostsNs mine = step_transport_costs(model_, pl);
   agreed.insert(agreed.end(), mine.network.begin(), mine.network.end());
   agreed.insert(agreed.end(), mine.peer.begin(), mine.peer.end());
+  agreed.insert(agreed.end(), p.peer_wish.begin(), p.peer_wish.end());
   comm_->allreduce_max(agreed, "CudaExecutor::connect (pipeline chunks, transports)");
   p.on_peer = choose_step_transports(std::span<const std::int64_t>(agreed).subspan(n, n),
                                      std::span<const std::int64_t>(agreed).subspan(2 * n, n), forced_);
   for (std::size_t i = 0; i < n; ++i)
-    if (p.on_peer[i]) agreed[i] = 1;
+    if (p.on_peer[i]) agreed[i] = agreed[3 * n + i];  // its peer chunks
   agreed.resize(n);
 }
 

@@ -264,13 +264,19 @@ void PeerComm::signal_consumed(int peer, std::uint64_t n, cudaStream_t s) {
                "cuStreamWriteValue64 (consumed)");
 }
 
-void PeerComm::wait_consumed(cudaStream_t s) {
+void PeerComm::wait_consumed(cudaStream_t s) { wait_consumed(s, sent_); }
+
+void PeerComm::wait_consumed(cudaStream_t s, std::span<const std::uint64_t> mark) {
   static const auto wait = driver_entry<WaitValue>("cuStreamWaitValue64");
+  if (mark.size() != sent_.size())
+    fail("peer transport: a consumption mark of " + std::to_string(mark.size()) + " peers for " +
+         std::to_string(sent_.size()) + " ranks");
   for (std::size_t q = 0; q < sent_.size(); ++q) {
-    if (sent_[q] == waited_consumed_[q]) continue;
-    check_driver(wait(s, address(flags_ + size_ + q), sent_[q], CU_STREAM_WAIT_VALUE_GEQ),
+    // Counts only grow: a mark at or below what this stream already waited for needs no wait.
+    if (mark[q] <= waited_consumed_[q]) continue;
+    check_driver(wait(s, address(flags_ + size_ + q), mark[q], CU_STREAM_WAIT_VALUE_GEQ),
                  "cuStreamWaitValue64 (consumed)");
-    waited_consumed_[q] = sent_[q];
+    waited_consumed_[q] = mark[q];
   }
 }
 

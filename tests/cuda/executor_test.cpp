@@ -111,6 +111,7 @@ TEST(CudaExecutorSettings, TunablesRangesAreTheExecutors) {
   EXPECT_EQ(tunable_info("AXE_PIPELINE_CHUNKS").min, 1);
   EXPECT_EQ(tunable_info("AXE_PIPELINE_MIN_BYTES").min, 1);
   EXPECT_EQ(tunable_info("AXE_OVERLAP_MIN").min, 0);
+  EXPECT_EQ(tunable_info("AXE_PEER_CHUNK_BYTES").min, 0);
 }
 
 TEST_P(TwoGpus, Redistribute_MatchesDestinationLayout) {

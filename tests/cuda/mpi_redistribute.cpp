@@ -10,10 +10,14 @@
 // all-to-all and reduce-scatter have a price (far below NCCL's), then every step forced onto the
 // peer transport, then onto NCCL; each run is verified, and in the first exactly the all-to-all
 // and reduce-scatter steps that move data are on the peer transport.
+// With AXE_PEER_CHUNK_BYTES set (the _chunks tests: a few KiB), steps on the peer transport run in
+// chunks, and the run fails unless some step did.
 //   mpirun -np 2 axe_cuda_mpi_test [mixed]
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -50,6 +54,7 @@ int main(int argc, char** argv) {
   }
   const bool peer = !mixed && (min_gpus < size || tunable_int("AXE_PEER_TRANSPORT") == 2);
   int failures = 0;
+  std::int64_t chunked = 0;  // plans a step of which ran in chunks
   {
     std::unique_ptr<cuda::NcclComm> nccl;
     std::unique_ptr<cuda::PeerComm> peers;
@@ -119,6 +124,9 @@ int main(int argc, char** argv) {
                   (ps[i] ? "the peer transport" : "NCCL") + ", expected the other";
         }
       }
+      std::int64_t most_chunks = 1;
+      for (const std::int64_t k : ex.pipeline_chunks(plan)) most_chunks = std::max(most_chunks, k);
+      if (most_chunks > 1) ++chunked;
       cudaMemcpy(dst.data(), dd, dst.size() * 8, cudaMemcpyDeviceToHost);
       std::vector<double> after(src.size());
       cudaMemcpy(after.data(), ds, src.size() * 8, cudaMemcpyDeviceToHost);
@@ -147,13 +155,18 @@ int main(int argc, char** argv) {
                                                    all.begin() + displs[static_cast<std::size_t>(k)] +
                                                        counts[static_cast<std::size_t>(k)]);
         const std::string v = verify(r, res);
-        std::printf("%-34s on %s: %s (%lld launches, %lld NCCL calls on rank 0%s%s)\n", name.c_str(), t.mesh.c_str(),
-                    v.empty() ? "OK" : v.c_str(), static_cast<long long>(ex.launches()),
-                    static_cast<long long>(ex.nccl_calls()), on.empty() ? "" : ", steps ", on.c_str());
+        std::printf("%-34s on %s: %s (%lld launches, %lld NCCL calls, at most %lld chunks on rank 0%s%s)\n",
+                    name.c_str(), t.mesh.c_str(), v.empty() ? "OK" : v.c_str(), static_cast<long long>(ex.launches()),
+                    static_cast<long long>(ex.nccl_calls()), static_cast<long long>(most_chunks),
+                    on.empty() ? "" : ", steps ", on.c_str());
         if (!v.empty()) bad = 1;
       }
       failures += bad;
     }
+  }
+  if (std::getenv("AXE_PEER_CHUNK_BYTES") && (peer || mixed) && chunked == 0) {
+    std::printf("rank %d: AXE_PEER_CHUNK_BYTES is set, but no step ran in chunks\n", rank);
+    ++failures;
   }
   int total_failures = 0;
   MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

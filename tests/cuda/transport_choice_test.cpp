@@ -130,5 +130,68 @@ TEST(StepTransports, CostsOfAPlanHandDerived) {
   EXPECT_EQ(step_transport_costs(&other, plan).peer, (std::vector<std::int64_t>{kNoPeerPrice}));
 }
 
+// The destination bytes of the cases below: far above their staging (no staging bound).
+constexpr std::int64_t kDst = std::int64_t{1} << 40;
+
+// The same all-to-all sends and receives 8192 bytes per rank: ceil(8192 / chunk) chunks, at most
+// 16 (kMaxPipelineChunks), none without a chunk size.
+TEST(PeerChunks, ChunksOfAPlannedAllToAllHandDerived) {
+  const std::vector<std::int64_t> shape = {64, 128};
+  const Mesh mesh = parse_mesh("gpu=2");
+  auto step_of = [&](const char* a, const char* b) {
+    const auto from = parse_placements(a), to = parse_placements(b);
+    const PlanRequest r{shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(from)),
+                        shard(std::span<const std::int64_t>(shape), mesh, std::span<const AxisPlacement>(to)),
+                        DType::F32};
+    const RankPlan plan = run_passes(plan_rank(r, 0), cuda_passes());
+    EXPECT_EQ(plan.steps.size(), 1u);
+    return plan.steps.front();
+  };
+  const Step a2a = step_of("S(0)", "S(1)");
+  EXPECT_EQ(peer_step_chunks(a2a, DType::F32, 8192, kDst), 1);
+  EXPECT_EQ(peer_step_chunks(a2a, DType::F32, 8191, kDst), 2);
+  EXPECT_EQ(peer_step_chunks(a2a, DType::F32, 4096, kDst), 2);
+  EXPECT_EQ(peer_step_chunks(a2a, DType::F32, 3000, kDst), 3);
+  EXPECT_EQ(peer_step_chunks(a2a, DType::F32, 100, kDst), CudaExecutor::kMaxPipelineChunks);  // 82, clamped
+  EXPECT_EQ(peer_step_chunks(a2a, DType::F32, 0, kDst), 1);
+  // A reduction is read straight from the senders' staging, not chunked.
+  const Step reduce = step_of("P", "R");
+  ASSERT_TRUE(reduce.reduce);
+  EXPECT_EQ(peer_step_chunks(reduce, DType::F32, 1024, kDst), 1);
+}
+
+// The larger side counts: 10 f64 sent, 100 received (800 bytes) in chunks of 100 bytes -> 8.
+TEST(PeerChunks, TheLargerOfSentAndReceivedCounts) {
+  Step s;
+  s.kind = StepKind::SendRecv;
+  s.sends.push_back(Message{1, {Transfer{{10}, 0, {1}, 0, {1}, 0}}});
+  s.recvs.push_back(Message{1, {Transfer{{100}, 0, {1}, 0, {1}, 0}}});
+  EXPECT_EQ(peer_step_chunks(s, DType::F64, 100, kDst), 8);
+  std::swap(s.sends, s.recvs);
+  EXPECT_EQ(peer_step_chunks(s, DType::F64, 100, kDst), 8);
+  s.chunks = 2;  // the planner's chunk: not split again
+  EXPECT_EQ(peer_step_chunks(s, DType::F64, 100, kDst), 1);
+}
+
+// The staging bound: 100 MiB of f32 packed for a 60 MiB destination -> 2 * ceil(100 / 60) = 4
+// chunks without a chunk size; 64 MiB into 40 MiB -> 4; 63 MiB (under kStagingBoundMin, 64 MiB)
+// into 1 MiB -> 1; 100 MiB into 100 MiB (not above it) -> 1; 100 MiB into 1 MiB -> 200, clamped to 16.
+TEST(PeerChunks, StagingAboveTheDestinationIsChunked) {
+  constexpr std::int64_t MiB = std::int64_t{1} << 20;
+  auto sending = [](std::int64_t bytes) {
+    Step s;
+    s.kind = StepKind::SendRecv;
+    s.sends.push_back(Message{1, {Transfer{{bytes / 4}, 0, {1}, 0, {1}, 0}}});
+    return s;
+  };
+  EXPECT_EQ(peer_step_chunks(sending(100 * MiB), DType::F32, 0, 60 * MiB), 4);
+  EXPECT_EQ(peer_step_chunks(sending(64 * MiB), DType::F32, 0, 40 * MiB), 4);
+  EXPECT_EQ(peer_step_chunks(sending(63 * MiB), DType::F32, 0, 1 * MiB), 1);
+  EXPECT_EQ(peer_step_chunks(sending(100 * MiB), DType::F32, 0, 100 * MiB), 1);
+  EXPECT_EQ(peer_step_chunks(sending(100 * MiB), DType::F32, 0, 1 * MiB), CudaExecutor::kMaxPipelineChunks);
+  // The larger of the two rules: 100 MiB in 10 MiB chunks -> 10, above the bound's 4.
+  EXPECT_EQ(peer_step_chunks(sending(100 * MiB), DType::F32, 10 * MiB, 60 * MiB), 10);
+}
+
 }  // namespace
 }  // namespace axe::cuda

@@ -108,6 +108,11 @@ class PeerComm {
   std::uint64_t wait_ready(int peer, cudaStream_t s);               // before copying peer's message out
   void signal_consumed(int peer, std::uint64_t n, cudaStream_t s);  // after that copy
   void wait_consumed(cudaStream_t s);  // before packing: every message sent so far was copied out
+  // Per peer, how many messages this rank has signalled ready so far: a mark for the wait below.
+  const std::vector<std::uint64_t>& sent() const { return sent_; }
+  // Before packing into a staging slot: every message sent up to `mark` (an earlier sent()) was
+  // copied out, so chunks alternating between two slots wait only for the chunk before last.
+  void wait_consumed(cudaStream_t s, std::span<const std::uint64_t> mark);
 
   // Waits for `event` under the deadline; after timeout() seconds or a CUDA error: failed(), the
   // streams' pending flag waits released (release_waits), and axe::Error naming the rank and
