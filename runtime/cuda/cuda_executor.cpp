@@ -10,6 +10,7 @@
 // executor_prepare.cpp, lowering in executor_lower.cpp.
 #include "axe/cuda/executor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -55,6 +56,63 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
   if (prepare_local(plan)) connect(plan);
   Prepared& p = *lookup(plan);
   if (!p.connected) connect(plan);
+  graphed_ = run_graph(p, source, destination);
+  if (!graphed_) enqueue(p, source, destination);
+  AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
+}
+
+bool CudaExecutor::run_graph(Prepared& p, const void* source, void* destination) {
+  if (!graphs_ || p.no_graphs || p.any_peer()) return false;
+  auto it = std::find_if(p.graphs.begin(), p.graphs.end(),
+                         [&](const Prepared::Graph& g) { return g.source == source && g.destination == destination; });
+  if (it == p.graphs.end()) {  // the pair's first call runs eagerly
+    if (p.graphs.size() >= static_cast<std::size_t>(kGraphsPerPlan)) {
+      if (p.graphs.front().exec) cudaGraphExecDestroy(p.graphs.front().exec);  // a launch in flight completes
+      p.graphs.erase(p.graphs.begin());
+    }
+    p.graphs.push_back({source, destination});
+    return false;
+  }
+  if (!it->exec) {
+    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      cudaGetLastError();
+      p.no_graphs = true;  // nothing was enqueued: run eagerly
+      return false;
+    }
+    cudaGraph_t graph = nullptr;
+    std::string error;
+    try {
+      enqueue(p, source, destination);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    cudaError_t e = cudaStreamEndCapture(stream_, &graph);
+    cudaGraphExec_t exec = nullptr;
+    if (error.empty() && e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (error.empty() && e != cudaSuccess) error = cudaGetErrorString(e);
+    if (!error.empty()) {
+      // NCCL counted the captured calls: this rank's communicators are out of step with the
+      // others', so fail them all (the peers then fail within AXE_TIMEOUT_S, not hang).
+      cudaGetLastError();
+      p.no_graphs = true;
+      const std::string what = "CudaExecutor: capturing a CUDA graph failed (" + error +
+                               "); AXE_CUDA_GRAPHS=0 runs every plan step by step";
+      if (comm_) comm_->abort_and_throw(what);
+      fail(what);
+    }
+    it->exec = exec;
+    it->launches = launches_;
+    it->nccl_calls = nccl_calls_;
+  }
+  AXE_CUDA_CHECK(cudaGraphLaunch(it->exec, stream_));
+  launches_ = it->launches;
+  nccl_calls_ = it->nccl_calls;
+  return true;
+}
+
+void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
+  const RankPlan& plan = p.plan;
   launches_ = nccl_calls_ = 0;
   const DType dt = plan.dtype;
   const std::int64_t es = size_of(dt);
@@ -321,7 +379,6 @@ void CudaExecutor::execute(const RankPlan& plan, const void* source, void* desti
     }
     if (ps.overlap) AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_, 0));
   }
-  AXE_CUDA_CHECK(cudaEventRecord(done_, stream_));
 }
 
 void wait_transports(cudaEvent_t event, NcclComm* comm, PeerComm* peer, const char* what) {

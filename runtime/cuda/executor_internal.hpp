@@ -117,6 +117,17 @@ struct CudaExecutor::Prepared {
   // the buffer (then nothing is filled).
   std::vector<BoxList> pads;
   std::vector<void*> mapped;  // peer transport: the senders' staging, mapped here
+  // CUDA graphs (executor.hpp), by (source, destination): seen once (exec null), or captured,
+  // with the launches and NCCL calls of the captured call; oldest first.
+  struct Graph {
+    const void* source = nullptr;
+    void* destination = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    std::int64_t launches = 0, nccl_calls = 0;
+  };
+  std::vector<Graph> graphs;
+  bool no_graphs = false;  // a capture failed: this plan runs eagerly
+  void drop_graphs();
   ~Prepared();
 };
 

@@ -24,7 +24,14 @@ std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
 
 }  // namespace
 
+void CudaExecutor::Prepared::drop_graphs() {
+  for (const Graph& g : graphs)
+    if (g.exec) cudaGraphExecDestroy(g.exec);
+  graphs.clear();
+}
+
 CudaExecutor::Prepared::~Prepared() {
+  drop_graphs();
   for (void* m : mapped) PeerComm::close(m);
   if (scratch) cudaFree(scratch);
 }
@@ -54,6 +61,7 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
   pipeline_blocks_per_sm_ = static_cast<int>(tunable_int("AXE_PIPELINE_BLOCKS_PER_SM"));
   peer_unpack_ = tunable_int("AXE_PEER_UNPACK") != 0;
   set_peer_chunk_bytes(tunable_int("AXE_PEER_CHUNK_BYTES"));
+  graphs_ = tunable_int("AXE_CUDA_GRAPHS") != 0;
   set_overlap_min(tunable_int("AXE_OVERLAP_MIN"));
 }
 
@@ -100,6 +108,12 @@ std::vector<bool> CudaExecutor::peer_steps(const RankPlan& plan) const {
   return std::vector<bool>(p->on_peer.begin(), p->on_peer.end());
 }
 
+void CudaExecutor::set_graphs(bool on) {
+  graphs_ = on;
+  if (on) return;
+  for (auto& [key, p] : cache_) p->drop_graphs();  // graph execs may be destroyed while running
+}
+
 void CudaExecutor::set_peer_chunk_bytes(std::int64_t bytes) {
   if (bytes < 0) fail("CudaExecutor::set_peer_chunk_bytes: " + std::to_string(bytes) + " bytes is negative");
   peer_chunk_bytes_ = bytes;
@@ -131,6 +145,7 @@ CudaExecutor::Prepared* CudaExecutor::lookup(const RankPlan& plan) const {
 }
 
 void CudaExecutor::build(Prepared& p) {
+  p.drop_graphs();  // they hold the old steps' pointers
   const RankPlan& pl = p.exec;
   const std::int64_t es = size_of(pl.dtype);
   p.run = pipeline(pl, p.chunks);

@@ -57,13 +57,26 @@ NcclComm::NcclComm(const ncclUniqueId& id, int rank, int nranks, int device, dou
   init(id);
 }
 
+namespace {
+
+// CUDA graphs (executor.hpp): ranks may capture NCCL calls at different calls, and NCCL forbids
+// mixing registered with unregistered buffers across ranks, so its graph-time registration is
+// off unless the environment asks for it. Before NCCL's first call in the process, which reads it.
+void graph_registration_default() {
+  if (tunable_int("AXE_CUDA_GRAPHS") != 0) setenv("NCCL_GRAPH_REGISTER", "0", 0);
+}
+
+}  // namespace
+
 ncclUniqueId NcclComm::unique_id() {
+  graph_registration_default();
   ncclUniqueId id{};
   AXE_NCCL_CHECK(ncclGetUniqueId(&id));
   return id;
 }
 
 void NcclComm::init(const ncclUniqueId& id) {
+  graph_registration_default();
   blocking_ = tunable_int("AXE_NCCL_BLOCKING") == 1;
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   ncclConfig_t cfg = config(false);

@@ -53,6 +53,10 @@ constexpr Tunable kTable[] = {
     {"AXE_PEER_UNPACK", K::Integer, "1", 0, 1, "cuda",
      "peer transport: 1 a receiver unpacks a message that is not one contiguous range of its buffer straight "
      "from the sender's staging (one pass); 0 it copies the message into its own staging, then unpacks it"},
+    {"AXE_CUDA_GRAPHS", K::Integer, "1", 0, 1, "cuda",
+     "1: the second and later runs of a cached plan on the same buffers launch one CUDA graph instead of "
+     "each kernel and NCCL call (not plans with peer-transport steps; sets NCCL_GRAPH_REGISTER=0 unless it is "
+     "set); 0: every run step by step"},
     {"AXE_PEER_CHUNK_BYTES", K::Bytes, "0", 0, kNoMax, "cuda",
      "peer transport: a non-reducing step that sends or receives more than this many bytes on some rank runs "
      "in chunks of about this size (at most 16), packing a chunk while the receivers pull the one before; 0: "

@@ -26,6 +26,7 @@ struct Counts {
   std::int64_t launches = -1, nccl_calls = -1;
   std::vector<std::int64_t> chunks;  // pipeline chunks per plan step
   std::int64_t staging = -1;         // executor staging bytes
+  bool graphed = false;              // the last execute() launched a CUDA graph
 };
 
 // CudaExecutor::set_pipeline arguments (max_chunks 0: the executor's defaults).
@@ -58,8 +59,10 @@ SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_
       ASSERT_EQ(static_cast<std::int64_t>(src.size()), plan.buffers.front());
       DeviceBuffer ds(src.size() * 8), dd(static_cast<std::size_t>(plan.buffers.back()) * 8);
       ds.upload(src.data(), src.size() * 8);
-      AXE_CUDA_CHECK(cudaMemset(dd.p, 0x5A, dd.bytes));
-      for (int rep = 0; rep < 2; ++rep) {  // the second run uses the cached preparation
+      // The second run uses the cached preparation and captures a CUDA graph (AXE_CUDA_GRAPHS=1,
+      // the default), the third replays it; the destination is garbage again before each.
+      for (int rep = 0; rep < 3; ++rep) {
+        AXE_CUDA_CHECK(cudaMemset(dd.p, 0x5A, dd.bytes));
         ex.execute(plan, ds.p, dd.p);
         ex.synchronize();
       }
@@ -69,7 +72,7 @@ SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_
           << "rank " << rank << ": the source buffer changed";
       if (counts)
         (*counts)[static_cast<std::size_t>(rank)] = {ex.launches(), ex.nccl_calls(), ex.pipeline_chunks(plan),
-                                                     ex.staging_bytes(plan)};
+                                                     ex.staging_bytes(plan), ex.graphed()};
       auto bytes = dd.download();
       out[static_cast<std::size_t>(rank)].resize(bytes.size() / 8);
       std::memcpy(out[static_cast<std::size_t>(rank)].data(), bytes.data(), bytes.size());
@@ -118,8 +121,12 @@ TEST_P(TwoGpus, Redistribute_MatchesDestinationLayout) {
   AXE_REQUIRE_GPUS(2);
   const auto& t = GetParam();
   const PlanRequest r = request_of(t);
-  auto res = run_on_gpus(r, 2);
+  std::vector<Counts> counts;
+  auto res = run_on_gpus(r, 2, 60, &counts);
   EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
+  // The destination verified is the graph's (the third run replays what the second captured).
+  for (int k = 0; k < 2; ++k)
+    EXPECT_EQ(counts[static_cast<std::size_t>(k)].graphed, tunable_int("AXE_CUDA_GRAPHS") == 1) << "rank " << k;
 }
 
 // The same transitions with pipelining forced on every step it applies to (3 chunks): chunked
@@ -134,6 +141,7 @@ TEST_P(TwoGpusPipelined, Redistribute_MatchesDestinationLayout) {
   auto res = run_on_gpus(r, 2, 60, &counts, Pipeline{3, 1, 1});
   EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
   EXPECT_EQ(counts[0].chunks, counts[1].chunks) << "the ranks disagree on the chunks";
+  EXPECT_EQ(counts[0].graphed, tunable_int("AXE_CUDA_GRAPHS") == 1);
 }
 
 const auto kTwoGpuTransitions = ::testing::Values(
@@ -471,6 +479,53 @@ TEST(OneGpu, Execute_LocalTransposeAndFillsWithoutCommunicator) {
     }
   }
   EXPECT_GE(ex.launches(), 3);  // pad, fill, transpose
+}
+
+// CUDA graphs, one GPU, a local transposing copy: the first call of a (source, destination) pair
+// runs eagerly, the second captures and launches a graph, later ones replay it, each writing the
+// transpose (the destination is cleared before every call); another destination starts over;
+// set_graphs(false) runs eagerly again. Launch counts are those of the captured call.
+TEST(OneGpu, Graphs_CapturedOnTheSecondCallOfAPointerPairAndReplayed) {
+  AXE_REQUIRE_GPUS(1);
+  RankPlan p;
+  p.rank = 0;
+  p.dtype = DType::F32;
+  p.buffers = {40 * 50, 50 * 40};
+  Step s;
+  s.kind = StepKind::LocalCopy;
+  s.copies.push_back(Transfer{{40, 50}, 0, {50, 1}, 0, {1, 40}, 0});  // 40x50 -> 50x40
+  p.steps.push_back(s);
+  std::vector<float> src(40 * 50);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+  DeviceBuffer ds(src.size() * 4), d1(src.size() * 4), d2(src.size() * 4);
+  ds.upload(src.data(), src.size() * 4);
+  CudaExecutor ex(nullptr);
+  ex.set_graphs(true);
+  auto run = [&](DeviceBuffer& dd) {
+    AXE_CUDA_CHECK(cudaMemset(dd.p, 0, dd.bytes));
+    ex.execute(p, ds.p, dd.p);
+    ex.synchronize();
+    auto b = dd.download();
+    std::vector<float> got(b.size() / 4);
+    std::memcpy(got.data(), b.data(), b.size());
+    for (int i = 0; i < 40; ++i)
+      for (int j = 0; j < 50; ++j)
+        if (got[static_cast<std::size_t>(j * 40 + i)] != src[static_cast<std::size_t>(i * 50 + j)]) return false;
+    return true;
+  };
+  const bool want[] = {false, true, true, true};
+  for (int call = 0; call < 4; ++call) {
+    EXPECT_TRUE(run(d1)) << "call " << call;
+    EXPECT_EQ(ex.graphed(), want[call]) << "call " << call;
+    EXPECT_EQ(ex.launches(), 1) << "call " << call;
+  }
+  EXPECT_TRUE(run(d2));
+  EXPECT_FALSE(ex.graphed()) << "a new pair runs eagerly first";
+  EXPECT_TRUE(run(d2));
+  EXPECT_TRUE(ex.graphed());
+  ex.set_graphs(false);
+  EXPECT_TRUE(run(d1));
+  EXPECT_FALSE(ex.graphed());
 }
 
 // Steps run as their recorded kind: a rank whose messages do not have the declared collective's

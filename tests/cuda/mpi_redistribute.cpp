@@ -11,7 +11,8 @@
 // peer transport, then onto NCCL; each run is verified, and in the first exactly the all-to-all
 // and reduce-scatter steps that move data are on the peer transport.
 // With AXE_PEER_CHUNK_BYTES set (the _chunks tests: a few KiB), steps on the peer transport run in
-// chunks, and the run fails unless some step did.
+// chunks, and the run fails unless some step did. Each transition runs three times on the same
+// buffers: plans without peer-transport steps run the third time as a CUDA graph (checked).
 //   mpirun -np 2 axe_cuda_mpi_test [mixed]
 #include <cuda_runtime_api.h>
 
@@ -102,12 +103,24 @@ int main(int argc, char** argv) {
       cudaMalloc(&ds, src.size() * 8 + 8);
       cudaMalloc(&dd, dst.size() * 8 + 8);
       cudaMemcpy(ds, src.data(), src.size() * 8, cudaMemcpyHostToDevice);
+      // Three runs on the same buffers, the destination garbage before each: the second captures
+      // a CUDA graph and the third replays it (AXE_CUDA_GRAPHS=1, plans without peer steps), so
+      // the destination verified below is the replay's.
       std::string err;
       try {
-        ex.execute(plan, ds, dd);
-        ex.synchronize();
+        for (int rep = 0; rep < 3; ++rep) {
+          cudaMemset(dd, 0x5A, dst.size() * 8);
+          ex.execute(plan, ds, dd);
+          ex.synchronize();
+        }
       } catch (const std::exception& e) {
         err = e.what();
+      }
+      if (err.empty()) {
+        const std::vector<bool> on_peer = ex.peer_steps(plan);
+        const bool peer_step = std::find(on_peer.begin(), on_peer.end(), true) != on_peer.end();
+        if (ex.graphed() != (ex.graphs() && !peer_step))
+          err = std::string("the third run ") + (ex.graphed() ? "launched" : "did not launch") + " a CUDA graph";
       }
       // The transports the steps ran on ("N" NCCL, "P" peer), and the choice the model implies.
       std::string on;

@@ -127,6 +127,21 @@
 // for every step (calibration). A pack into staging waits until the peers have copied out what
 // this rank's peer steps sent from it before.
 //
+// CUDA graphs (AXE_CUDA_GRAPHS=1, the default; set_graphs): the second execute() of a prepared
+// plan with the same source and destination pointers captures what it enqueues (ThreadLocal
+// stream capture: the kernels, copies, events and NCCL calls) into a CUDA graph and launches it;
+// later calls with those pointers launch the graph instead of enqueuing step by step, which
+// costs one host call instead of one per kernel and NCCL call. Up to kGraphsPerPlan pointer
+// pairs per plan keep a graph (the oldest goes first); re-preparing or evicting a plan destroys
+// its graphs. Plans with a step on the peer transport never run as graphs (their stream flags
+// carry per-call counts). The first call of a pair runs eagerly, so that lazy work (descriptor
+// uploads, NVRTC compiles, NCCL connections) happens outside the capture. With graphs on, the
+// NCCL communicators are created with NCCL_GRAPH_REGISTER=0 unless the environment sets it:
+// ranks may capture at different calls (their own pointers decide), and NCCL forbids mixing
+// registered with unregistered buffers across ranks; without registration a captured NCCL call
+// moves data as an eager one does. A capture that fails (CUDA or NCCL refuses it) turns graphs
+// off for that plan and the call runs eagerly, with the error of the eager run if there is one.
+//
 // Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1's block (rows 32..63) is source [0, 4096)
 // and lands at destination [4096, 8192), rank 0's block at [0, 4096): one
 // ncclAllGather(source, destination, 4096) on the group {0,1} communicator, no kernel launch
@@ -219,9 +234,16 @@ class CudaExecutor {
   // (communicators aborted, axe::Error thrown).
   void synchronize();
   cudaStream_t stream() const { return stream_; }
-  // Kernel launches and NCCL calls issued by the last execute() (for tests and benchmarks).
+  // Kernel launches and NCCL calls issued by the last execute() (for tests and benchmarks; a
+  // graph replay reports those of the call it captured).
   std::int64_t launches() const { return launches_; }
   std::int64_t nccl_calls() const { return nccl_calls_; }
+  // Whether the last execute() launched a CUDA graph (see above), captured or replayed.
+  bool graphed() const { return graphed_; }
+  // CUDA graphs on or off (see above) for calls from now on; off destroys the graphs kept.
+  void set_graphs(bool on);
+  bool graphs() const { return graphs_; }
+  static constexpr int kGraphsPerPlan = 2;
   // Device bytes this executor allocated for `plan` (intermediate buffers and staging slots);
   // -1 when the plan is not prepared.
   std::int64_t staging_bytes(const RankPlan& plan) const;
@@ -263,6 +285,11 @@ class CudaExecutor {
   void ensure_pipeline_streams();
   void ensure_side_stream();
   void connect_peers(Prepared& p);
+  // Enqueues the prepared plan step by step on stream_ (execute() without the graph logic).
+  void enqueue(Prepared& p, const void* source, void* destination);
+  // Runs `p` on (source, destination) as a graph (captured now or kept), or returns false when
+  // this call runs eagerly (see "CUDA graphs" above).
+  bool run_graph(Prepared& p, const void* source, void* destination);
   // Peer transport: waits (bounded) until every peer has copied out what this rank sent, so its
   // staging may be freed; nothing without a PeerComm or after a failure.
   void quiesce() noexcept;
@@ -282,6 +309,8 @@ class CudaExecutor {
   std::int64_t overlap_min_ = std::int64_t{2} << 20;
   std::int64_t peer_chunk_bytes_ = 0;  // AXE_PEER_CHUNK_BYTES
   bool peer_unpack_ = true;  // AXE_PEER_UNPACK: receivers unpack straight from the senders' staging
+  bool graphs_ = true;       // AXE_CUDA_GRAPHS
+  bool graphed_ = false;
   int pipeline_blocks_per_sm_ = 4;  // box-kernel occupancy in pipelined steps (AXE_PIPELINE_BLOCKS_PER_SM)
   cudaStream_t pack_stream_ = nullptr, unpack_stream_ = nullptr;
   std::vector<cudaEvent_t> events_;  // fork, then per chunk: packed, transferred, unpacked
