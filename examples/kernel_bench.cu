@@ -9,9 +9,9 @@
 // --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|transpose_kernel" ... kernel_bench --iters 1 --warmup 0).
 //
-// Transpose rows run transform() (the runtime's choice: the hand-written kernel for 16-byte
-// aligned 4-byte elements, else the generated one) and, marked "generated", transform_generated()
-// (the kernel generated from thread layouts, codegen/transpose_codegen.hpp), on square matrices,
+// Transpose rows run transform() (the runtime's path: the kernel generated from thread layouts,
+// codegen/transpose_codegen.hpp) and, marked "generated", transform_generated() called directly
+// (the same kernel since the hand-written one was retired: a check on the dispatch), on square matrices,
 // 4096 x 65536 (fewer rows for wider types, within --mib) and an uneven 3001 x 5003 box at offset 1
 // (realigned words or scalar accesses, codegen::unaligned_transpose_access; the row marked
 // "scalar" forces one element per access);
