@@ -34,6 +34,18 @@ void CudaExecutor::ensure_side_stream() {
   AXE_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
 }
 
+void CudaExecutor::ensure_pull_streams(std::size_t n) {
+  if (!pull_fork_) AXE_CUDA_CHECK(cudaEventCreateWithFlags(&pull_fork_, cudaEventDisableTiming));
+  while (pull_streams_.size() < n) {
+    cudaStream_t st = nullptr;
+    AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    pull_streams_.push_back(st);
+    cudaEvent_t e = nullptr;
+    AXE_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    pull_join_.push_back(e);
+  }
+}
+
 void CudaExecutor::ensure_pipeline_streams() {
   if (pack_stream_) return;
   AXE_CUDA_CHECK(cudaStreamCreateWithFlags(&pack_stream_, cudaStreamNonBlocking));
@@ -280,21 +292,41 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
       if (piped) peer_marks_[static_cast<std::size_t>(c) + 1] = peer_->sent();
       if (!ps.sends.empty() || !ps.recvs.empty()) {
         before_transfer();
+        // Each sender's messages on a stream of its own when there are several senders (forked
+        // here, joined below), so the pulls run at once.
+        std::vector<std::int64_t> senders;
+        for (const auto& m : ps.recvs)
+          if (m.n > 0 && std::find(senders.begin(), senders.end(), m.peer) == senders.end()) senders.push_back(m.peer);
+        const bool fork = senders.size() > 1;
+        if (fork) {
+          ensure_pull_streams(senders.size());
+          AXE_CUDA_CHECK(cudaEventRecord(pull_fork_, stream_));
+          for (std::size_t i = 0; i < senders.size(); ++i)
+            AXE_CUDA_CHECK(cudaStreamWaitEvent(pull_streams_[i], pull_fork_, 0));
+        }
         for (const auto& m : ps.recvs) {
           if (m.n == 0) continue;
-          const std::uint64_t seq = peer_->wait_ready(static_cast<int>(m.peer), stream_);
+          cudaStream_t pull = stream_;
+          if (fork) pull = pull_streams_[static_cast<std::size_t>(
+                          std::find(senders.begin(), senders.end(), m.peer) - senders.begin())];
+          const std::uint64_t seq = peer_->wait_ready(static_cast<int>(m.peer), pull);
           if (!m.terms.empty()) {
             reduced.push_back({static_cast<int>(m.peer), seq});
             continue;
           }
           if (!m.unpack.empty())  // straight from the sender's staging into out, in its layout
-            copy_boxes(m.unpack, m.remote, out, stream_);
+            copy_boxes(m.unpack, m.remote, out, pull);
           else
             AXE_CUDA_CHECK(cudaMemcpyAsync((m.direct ? outc : recvr) + m.off * es, m.remote,
-                                           static_cast<std::size_t>(m.n * es), cudaMemcpyDeviceToDevice, stream_));
-          peer_->signal_consumed(static_cast<int>(m.peer), seq, stream_);
+                                           static_cast<std::size_t>(m.n * es), cudaMemcpyDeviceToDevice, pull));
+          peer_->signal_consumed(static_cast<int>(m.peer), seq, pull);
           ++launches_;
         }
+        if (fork)
+          for (std::size_t i = 0; i < senders.size(); ++i) {
+            AXE_CUDA_CHECK(cudaEventRecord(pull_join_[i], pull_streams_[i]));
+            AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, pull_join_[i], 0));
+          }
       }
     } else {
       if (!ps.pack.empty()) pack(ps.pack, sendr);

@@ -84,6 +84,9 @@ CudaExecutor::~CudaExecutor() {
   if (pack_stream_) cudaStreamDestroy(pack_stream_);
   if (unpack_stream_) cudaStreamDestroy(unpack_stream_);
   if (side_stream_) cudaStreamDestroy(side_stream_);
+  for (cudaStream_t st : pull_streams_) cudaStreamDestroy(st);
+  for (cudaEvent_t e : pull_join_) cudaEventDestroy(e);
+  if (pull_fork_) cudaEventDestroy(pull_fork_);
   if (fork_) cudaEventDestroy(fork_);
   if (join_) cudaEventDestroy(join_);
   if (done_) cudaEventDestroy(done_);

@@ -105,7 +105,8 @@
 // pass more); a reducing step's messages by reduce kernels reading the sender's staging, one launch
 // per term and sender in term order (AXE_PEER_UNPACK=1; 0: through the receive staging, then one
 // launch per term). Ordered by stream-side
-// flags, never by the host. connect() exchanges, over the world, where each message lies in its
+// flags, never by the host. A step's pulls from different senders run at once, each sender's on
+// its own stream (forked from and joined back into the executor's stream). connect() exchanges, over the world, where each message lies in its
 // sender's staging (and maps the senders' staging). Chunks (peer_step_chunks): a non-reducing step
 // runs in chunks when its packed sends exceed the destination's local size (the staging bound
 // above), or, with AXE_PEER_CHUNK_BYTES > 0 (set_peer_chunk_bytes), when it sends or receives
@@ -318,6 +319,12 @@ class CudaExecutor {
   std::vector<std::vector<std::uint64_t>> peer_marks_;
   cudaStream_t side_stream_ = nullptr;  // local copies overlapping a step's transfer
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
+  // Peer transport: one stream per sending peer of a step, so that pulls from several peers run
+  // at once (forked from stream_ at pull_fork_, joined back through pull_join_).
+  std::vector<cudaStream_t> pull_streams_;
+  std::vector<cudaEvent_t> pull_join_;
+  cudaEvent_t pull_fork_ = nullptr;
+  void ensure_pull_streams(std::size_t n);
 };
 
 }  // namespace axe::cuda
