@@ -114,7 +114,7 @@ std::vector<bool> CudaExecutor::peer_steps(const RankPlan& plan) const {
 void CudaExecutor::set_graphs(bool on) {
   graphs_ = on;
   if (on) return;
-  for (auto& [key, p] : cache_) p->drop_graphs();  // graph execs may be destroyed while running
+  for (auto& [key, p] : cache_) p->drop_graphs();  // a launch still in flight completes
 }
 
 void CudaExecutor::set_peer_chunk_bytes(std::int64_t bytes) {
