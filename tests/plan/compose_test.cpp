@@ -1,0 +1,179 @@
+// compose_message (axe/plan/compose.hpp): hand-derived joins, the brute-force law on random box
+// lists (element k of the result reads the sender's k-th address and writes the receiver's), and
+// every message of random plans.
+#include "axe/plan/compose.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "axe/exec/simulate.hpp"
+#include "axe/plan/step_check.hpp"
+#include "random_layouts.hpp"
+#include "support/test_support.hpp"
+
+namespace axe {
+namespace {
+
+// The addresses of one side of `boxes` in packed order (row-major within a box).
+std::vector<std::int64_t> addresses(const std::vector<Transfer>& boxes, bool src) {
+  std::vector<std::int64_t> out;
+  for (const auto& t : boxes) {
+    if (t.elements() == 0) continue;
+    std::vector<std::int64_t> idx(t.extents.size(), 0);
+    while (true) {
+      std::int64_t a = src ? t.src_offset : t.dst_offset;
+      for (std::size_t i = 0; i < idx.size(); ++i) a += idx[i] * (src ? t.src_strides[i] : t.dst_strides[i]);
+      out.push_back(a);
+      std::size_t k = idx.size();
+      while (k > 0 && ++idx[k - 1] == t.extents[k - 1]) idx[--k] = 0;
+      if (k == 0) break;
+    }
+  }
+  return out;
+}
+
+// The law: the joined boxes move the sender's k-th element to the receiver's k-th slot, in order.
+void expect_joins(const std::vector<Transfer>& send, const std::vector<Transfer>& recv,
+                  const std::vector<Transfer>& joined, const std::string& what) {
+  EXPECT_EQ(addresses(joined, true), addresses(send, true)) << what;
+  EXPECT_EQ(addresses(joined, false), addresses(recv, false)) << what;
+}
+
+Transfer box(std::vector<std::int64_t> extents, std::int64_t off, std::vector<std::int64_t> strides) {
+  return Transfer{extents, off, strides, off, strides, 0};
+}
+
+TEST(ComposeMessage, SameBoxesJoinAsOneBox_HandDerived) {
+  // 4 rows of 8 from a 16-wide matrix, received as 32 consecutive elements at 100.
+  const auto got = compose_message({box({4, 8}, 0, {16, 1})}, {box({32}, 100, {1})});
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, (std::vector<Transfer>{Transfer{{4, 8}, 0, {16, 1}, 100, {8, 1}, 0}}));
+}
+
+TEST(ComposeMessage, ShapesJoinOnTheUnionOfTheirSuffixProducts_HandDerived) {
+  // (4,8) src 0+(16,1) against (2,16) dst 0+(40,1): suffix products {32,8,1} and {32,16,1} give
+  // modes (2,2,8): src strides (32,16,1), dst strides (40,8,1).
+  const auto got = compose_message({box({4, 8}, 0, {16, 1})}, {box({2, 16}, 0, {40, 1})});
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, (std::vector<Transfer>{Transfer{{2, 2, 8}, 0, {32, 16, 1}, 0, {40, 8, 1}, 0}}));
+}
+
+TEST(ComposeMessage, BoxBoundariesAreCut_HandDerived) {
+  // Sender: 20 then 12 consecutive elements at 0 and 50. Receiver: one (4,8) box at 200 with rows
+  // 10 apart. Cut at 20: rows 0-1 (16), then 4 elements of row 2; the sender's second box: the
+  // rest of row 2 (4), then row 3 (8).
+  const std::vector<Transfer> send = {box({20}, 0, {1}), box({12}, 50, {1})};
+  const std::vector<Transfer> recv = {box({4, 8}, 200, {10, 1})};
+  const auto got = compose_message(send, recv);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, (std::vector<Transfer>{Transfer{{2, 8}, 0, {8, 1}, 200, {10, 1}, 0},
+                                         Transfer{{4}, 16, {1}, 220, {1}, 0},
+                                         Transfer{{4}, 50, {1}, 224, {1}, 0},
+                                         Transfer{{8}, 54, {1}, 230, {1}, 0}}));
+  expect_joins(send, recv, *got, "cut");
+}
+
+TEST(ComposeMessage, ShapesWithoutACommonRefinementAreCutRowByRow) {
+  // (3,4) against (2,6): 4 does not divide 6, so no join of the whole; the result is still exact.
+  const std::vector<Transfer> send = {box({3, 4}, 7, {9, 2})}, recv = {box({2, 6}, 3, {11, 1})};
+  const auto got = compose_message(send, recv);
+  ASSERT_TRUE(got);
+  expect_joins(send, recv, *got, "(3,4) against (2,6)");
+  EXPECT_LE(got->size(), 12u);
+}
+
+TEST(ComposeMessage, TermsAndEmptyBoxes) {
+  // The receiver's term is kept; empty boxes move nothing and are dropped.
+  Transfer r{{6}, 0, {1}, 0, {1}, 2};
+  const auto got = compose_message({box({0, 4}, 0, {4, 1}), box({2, 3}, 5, {3, 1})}, {r, box({0}, 9, {1})});
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(got->front(), (Transfer{{2, 3}, 5, {3, 1}, 0, {3, 1}, 2}));
+}
+
+TEST(ComposeMessage, DifferentCountsOrTooManyBoxesAreNullopt) {
+  EXPECT_FALSE(compose_message({box({4}, 0, {1})}, {box({5}, 0, {1})}));
+  // (7) with stride 2 against (7) joins as one box, which max_boxes 0 does not allow.
+  EXPECT_FALSE(compose_message({box({7}, 0, {2})}, {box({7}, 0, {1})}, 0));
+  EXPECT_TRUE(compose_message({}, {}));
+  EXPECT_TRUE(compose_message({}, {})->empty());
+}
+
+// Seeded random lists: random boxes (1-3 modes, extents 1-5, strides and offsets) with the same
+// total, cut into random pieces on each side.
+TEST(ComposeMessage, RandomListsKeepTheLaw) {
+  auto g = test::make_rng(4401);
+  auto random_list = [&](std::int64_t total) {
+    std::vector<Transfer> out;
+    while (total > 0) {
+      Transfer t;
+      const int modes = 1 + static_cast<int>(g() % 3);
+      std::int64_t n = 1;
+      for (int i = 0; i < modes; ++i) {
+        std::int64_t e = 1 + static_cast<std::int64_t>(g() % 5);
+        while (n * e > total && e > 1) --e;
+        t.extents.push_back(e);
+        n *= e;
+      }
+      std::int64_t s = 1;
+      t.src_strides.resize(t.extents.size());
+      for (std::size_t i = t.extents.size(); i-- > 0;) {
+        t.src_strides[i] = s;
+        s *= t.extents[i] + static_cast<std::int64_t>(g() % 3);
+      }
+      t.src_offset = static_cast<std::int64_t>(g() % 50);
+      t.dst_offset = t.src_offset;
+      t.dst_strides = t.src_strides;
+      out.push_back(t);
+      total -= n;
+    }
+    return out;
+  };
+  for (int i = 0; i < 2000; ++i) {
+    const std::int64_t total = 1 + static_cast<std::int64_t>(g() % 120);
+    const auto send = random_list(total), recv = random_list(total);
+    const auto got = compose_message(send, recv, 1 << 20);
+    ASSERT_TRUE(got) << "case " << i;
+    expect_joins(send, recv, *got, "case " + std::to_string(i));
+    if (HasFailure()) return;
+  }
+}
+
+// Every message of random plans: the sender's send boxes to a peer joined with the peer's
+// receive boxes from it, in the same step.
+TEST(ComposeMessage, MessagesOfRandomPlansKeepTheLaw) {
+  auto g = test::make_rng(4402);
+  std::int64_t messages = 0, boxes_in = 0, boxes_out = 0;
+  for (int i = 0; i < 300; ++i) {
+    Mesh a = test::random_mesh(g);
+    Mesh b = test::other_mesh(g, a);
+    auto shape = test::random_shape(g);
+    DistLayout from = g() % 2 ? test::random_placements(g, shape, a, true) : test::random_general(g, shape, a, true);
+    DistLayout to = g() % 2 ? test::random_placements(g, shape, b, false) : test::random_general(g, shape, b, false);
+    const Plan p = plan_all({from, to, DType::F32});
+    for (const auto& rp : p.ranks)
+      for (std::size_t k = 0; k < rp.steps.size(); ++k)
+        for (const auto& m : rp.steps[k].sends) {
+          const RankPlan* q = p.find(m.peer);
+          ASSERT_NE(q, nullptr);
+          const Message* r = find_message(q->steps[k].recvs, rp.rank);
+          ASSERT_NE(r, nullptr) << "rank " << m.peer << " step " << k << " receives nothing from " << rp.rank;
+          const auto got = compose_message(m.boxes, r->boxes, 1 << 20);
+          ASSERT_TRUE(got);
+          expect_joins(m.boxes, r->boxes, *got, to_string(from) + " -> " + to_string(to));
+          ++messages;
+          boxes_in += static_cast<std::int64_t>(std::max(m.boxes.size(), r->boxes.size()));
+          boxes_out += static_cast<std::int64_t>(got->size());
+          if (HasFailure()) return;
+        }
+  }
+  EXPECT_GT(messages, 500);
+  // How many boxes the joins took against the larger side's (information, not a law).
+  std::printf("%lld messages: %lld boxes on the larger side, %lld joined\n", static_cast<long long>(messages),
+              static_cast<long long>(boxes_in), static_cast<long long>(boxes_out));
+}
+
+}  // namespace
+}  // namespace axe
