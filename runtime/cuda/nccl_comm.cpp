@@ -62,11 +62,9 @@ namespace {
 // CUDA graphs (executor.hpp): ranks may capture NCCL calls at different calls, and NCCL forbids
 // mixing registered with unregistered buffers across ranks, so its graph-time registration is
 // off unless the environment asks for it. Before NCCL's first call in the process, which reads it.
-// The environment is written once at most (the first communicator or unique id, in the thread that
-// makes it); later calls only read it.
+// setenv without overwrite leaves a value already there (the user's, or an earlier call's).
 void graph_registration_default() {
-  if (tunable_int("AXE_CUDA_GRAPHS") != 0 && !std::getenv("NCCL_GRAPH_REGISTER"))
-    setenv("NCCL_GRAPH_REGISTER", "0", 0);
+  if (tunable_int("AXE_CUDA_GRAPHS") != 0) setenv("NCCL_GRAPH_REGISTER", "0", 0);
 }
 
 }  // namespace
