@@ -1,0 +1,199 @@
+// Global-memory accesses of a thread layout in generated kernels (codegen/global_access.hpp).
+#include "codegen/global_access.hpp"
+
+#include <bit>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace axe::codegen::internal {
+
+int log2_of(std::int64_t v) { return std::countr_zero(static_cast<std::uint64_t>(v)); }
+
+Coords coords_of(const ThreadColumns& c, std::int64_t tile_a, bool contiguous_is_a) {
+  const int ab = log2_of(tile_a);
+  auto split = [&](const std::vector<std::uint64_t>& cols) {
+    Split s;
+    for (auto v : cols) {
+      const auto a = static_cast<std::int64_t>(v & static_cast<std::uint64_t>(tile_a - 1));
+      const auto b = static_cast<std::int64_t>(v >> ab);
+      s.x.push_back(contiguous_is_a ? a : b);
+      s.y.push_back(contiguous_is_a ? b : a);
+    }
+    return s;
+  };
+  return {split(c.m), split(c.lane), split(c.warp)};
+}
+
+std::int64_t sum_of(const std::vector<std::int64_t>& cols, std::uint64_t bits) {
+  std::int64_t s = 0;
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    if (bits >> k & 1) s += cols[k];
+  }
+  return s;
+}
+
+void thread_terms(std::ostringstream& o, const Coords& c, const char* x, const char* y) {
+  auto term = [&](const char* v, const std::vector<std::int64_t>& lane, const std::vector<std::int64_t>& warp) {
+    o << "  const long long " << v << " = 0";
+    for (std::size_t k = 0; k < lane.size(); ++k) {
+      if (lane[k]) o << " + ((lane >> " << k << " & 1u) ? " << lane[k] << "ll : 0ll)";
+    }
+    for (std::size_t k = 0; k < warp.size(); ++k) {
+      if (warp[k]) o << " + ((warp >> " << k << " & 1u) ? " << warp[k] << "ll : 0ll)";
+    }
+    o << ";\n";
+  };
+  term(x, c.lane.x, c.warp.x);
+  term(y, c.lane.y, c.warp.y);
+}
+
+void emit_access(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
+                 std::int64_t registers, std::int64_t vector, bool edge) {
+  thread_terms(o, c, "tx", "ty");
+  if (!edge) o << "  const long long base = tx + ty * stride;\n";
+  const std::int64_t v = edge ? 1 : vector;
+  const std::int64_t vbytes = v * static_cast<std::int64_t>(t == "unsigned char" ? 1 : t == "unsigned short" ? 2 : t == "unsigned int" ? 4 : 8);
+  const char* vt = vbytes == 16 ? "uint4" : vbytes == 8 ? "uint2" : nullptr;
+  for (std::int64_t r = 0; r < registers; r += v) {
+    const auto ur = static_cast<std::uint64_t>(r);
+    const std::int64_t x = sum_of(c.m.x, ur), y = sum_of(c.m.y, ur);
+    const std::string at = "(" + std::to_string(x) + "ll + " + std::to_string(y) + "ll * stride)";
+    if (edge) {
+      const std::string in = "tx + " + std::to_string(x) + "ll < xlim && ty + " + std::to_string(y) + "ll < ylim";
+      if (load) {
+        o << "  r[" << r << "] = (" << in << ") ? p[tx + ty * stride + " << at << "] : (" << t << ")0;\n";
+      } else {
+        o << "  if (" << in << ") p[tx + ty * stride + " << at << "] = r[" << r << "];\n";
+      }
+      continue;
+    }
+    if (v == 1) {
+      if (load) o << "  r[" << r << "] = p[base + " << at << "];\n";
+      else o << "  p[base + " << at << "] = r[" << r << "];\n";
+      continue;
+    }
+    const std::string vtype = vt ? vt : (vbytes == 4 ? "unsigned int" : "unsigned short");
+    o << "  {\n    union { " << vtype << " v; " << t << " e[" << v << "]; } u;\n";
+    if (load) {
+      o << "    u.v = *reinterpret_cast<const " << vtype << "*>(p + base + " << at << ");\n";
+      for (std::int64_t i = 0; i < v; ++i) o << "    r[" << r + i << "] = u.e[" << i << "];\n";
+    } else {
+      for (std::int64_t i = 0; i < v; ++i) o << "    u.e[" << i << "] = r[" << r + i << "];\n";
+      o << "    *reinterpret_cast<" << vtype << "*>(p + base + " << at << ") = u.v;\n";
+    }
+    o << "  }\n";
+  }
+}
+
+const char* const kRealignHelpers = R"(
+template <int S> struct axe_piece;
+template <> struct axe_piece<1> { typedef unsigned char T; };
+template <> struct axe_piece<2> { typedef unsigned short T; };
+template <> struct axe_piece<4> { typedef unsigned int T; };
+template <> struct axe_piece<8> { typedef unsigned long long T; };
+// The byte of the head's (tail's) piece of S bytes, or 16 when it has none; sh in 1..15.
+template <int S> __device__ __forceinline__ unsigned axe_head_at(unsigned sh) {
+  const unsigned m = 16u - sh;  // the head's length: a piece of each of its bits, smallest first
+  return S >= AXE_ES && (m & S) ? sh + (m & (S - 1u)) : 16u;
+}
+template <int S> __device__ __forceinline__ unsigned axe_tail_at(unsigned sh) {
+  return S >= AXE_ES && (sh & S) ? sh & ~(2u * S - 1u) : 16u;
+}
+template <int S> __device__ __forceinline__ unsigned long long axe_get(unsigned long long w, unsigned o) {
+  return o < 16u ? (unsigned long long)*reinterpret_cast<const typename axe_piece<S>::T*>(w + o) << (8 * (o & 7u))
+                 : 0ull;
+}
+template <int S> __device__ __forceinline__ void axe_set(unsigned long long w, unsigned o, unsigned long long lo,
+                                                         unsigned long long hi) {
+  if (o < 16u)
+    *reinterpret_cast<typename axe_piece<S>::T*>(w + o) =
+        static_cast<typename axe_piece<S>::T>((o < 8u ? lo : hi) >> (8 * (o & 7u)));
+}
+__device__ __forceinline__ uint4 axe_join(unsigned long long lo, unsigned long long hi) {
+  return make_uint4((unsigned)lo, (unsigned)(lo >> 32), (unsigned)hi, (unsigned)(hi >> 32));
+}
+// Bytes [b, 16) (head) or [0, b) (tail) of the word at w, the others zero.
+template <bool Head> __device__ __forceinline__ uint4 axe_load_part(unsigned long long w, unsigned b) {
+  const unsigned o1 = Head ? axe_head_at<1>(b) : axe_tail_at<1>(b), o2 = Head ? axe_head_at<2>(b) : axe_tail_at<2>(b),
+                 o4 = Head ? axe_head_at<4>(b) : axe_tail_at<4>(b), o8 = Head ? axe_head_at<8>(b) : axe_tail_at<8>(b);
+  const unsigned long long v1 = axe_get<1>(w, o1), v2 = axe_get<2>(w, o2), v4 = axe_get<4>(w, o4), v8 = axe_get<8>(w, o8);
+  unsigned long long lo = 0ull, hi = 0ull;
+  (o1 < 8u ? lo : hi) |= v1;
+  (o2 < 8u ? lo : hi) |= v2;
+  (o4 < 8u ? lo : hi) |= v4;
+  (o8 < 8u ? lo : hi) |= v8;
+  return axe_join(lo, hi);
+}
+template <bool Head> __device__ __forceinline__ void axe_store_part(unsigned long long w, unsigned b, uint4 v) {
+  const unsigned long long lo = (unsigned long long)v.y << 32 | v.x, hi = (unsigned long long)v.w << 32 | v.z;
+  axe_set<1>(w, Head ? axe_head_at<1>(b) : axe_tail_at<1>(b), lo, hi);
+  axe_set<2>(w, Head ? axe_head_at<2>(b) : axe_tail_at<2>(b), lo, hi);
+  axe_set<4>(w, Head ? axe_head_at<4>(b) : axe_tail_at<4>(b), lo, hi);
+  axe_set<8>(w, Head ? axe_head_at<8>(b) : axe_tail_at<8>(b), lo, hi);
+}
+// Bytes k .. k + 15 (k < 16) of the 32 bytes a, b (a's byte 0 first).
+__device__ __forceinline__ uint4 axe_shift16(uint4 a, uint4 b, unsigned k) {
+  const unsigned q = k >> 2, r = 8 * (k & 3u);
+  const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  unsigned s[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) s[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r),
+                    __funnelshift_r(s[2], s[3], r), __funnelshift_r(s[3], s[4], r));
+}
+__device__ __forceinline__ uint4 axe_shfl_up16(uint4 v, int width) {
+  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, width), __shfl_up_sync(0xffffffffu, v.y, 1, width),
+                    __shfl_up_sync(0xffffffffu, v.z, 1, width), __shfl_up_sync(0xffffffffu, v.w, 1, width));
+}
+__device__ __forceinline__ uint4 axe_ldg16(unsigned long long w) { return __ldg(reinterpret_cast<const uint4*>(w)); }
+)";
+
+void emit_realigned(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
+                    std::int64_t registers, std::int64_t v, std::int64_t group) {
+  thread_terms(o, c, "tx", "ty");
+  o << "  const long long base = tx + ty * stride;\n"
+    << "  const bool first = (lane & " << group - 1 << "u) == 0u, last = (lane & " << group - 1 << "u) == "
+    << group - 1 << "u;\n"
+    << "  const uint4 z = make_uint4(0u, 0u, 0u, 0u);\n";
+  const std::int64_t n = registers / v;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const auto ur = static_cast<std::uint64_t>(j * v);
+    const std::int64_t x = sum_of(c.m.x, ur), y = sum_of(c.m.y, ur);
+    const std::string J = std::to_string(j);
+    o << "  const unsigned long long a" << J << " = reinterpret_cast<unsigned long long>(p + base + " << x
+      << "ll + " << y << "ll * stride);\n"
+      << "  const unsigned sh" << J << " = (unsigned)a" << J << " & 15u;\n"
+      << "  const unsigned long long w" << J << " = a" << J << " - sh" << J << ";\n";
+  }
+  if (load) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::string J = std::to_string(j);
+      o << "  const uint4 lo" << J << " = first && !interior && sh" << J << " ? axe_load_part<true>(w" << J << ", sh"
+        << J << ") : axe_ldg16(w" << J << ");\n"
+        << "  const uint4 hi" << J << " = sh" << J << " == 0u ? z : last && !interior ? axe_load_part<false>(w" << J
+        << " + 16, sh" << J << ") : axe_ldg16(w" << J << " + 16);\n";
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::string J = std::to_string(j);
+      o << "  {\n    union { uint4 v; " << t << " e[" << v << "]; } u;\n"
+        << "    u.v = sh" << J << " == 0u ? lo" << J << " : axe_shift16(lo" << J << ", hi" << J << ", sh" << J << ");\n";
+      for (std::int64_t i = 0; i < v; ++i) o << "    r[" << j * v + i << "] = u.e[" << i << "];\n";
+      o << "  }\n";
+    }
+    return;
+  }
+  for (std::int64_t j = 0; j < n; ++j) {
+    const std::string J = std::to_string(j);
+    o << "  {\n    union { uint4 v; " << t << " e[" << v << "]; } u;\n";
+    for (std::int64_t i = 0; i < v; ++i) o << "    u.e[" << i << "] = r[" << j * v + i << "];\n";
+    o << "    const uint4 prev = axe_shfl_up16(u.v, " << group << ");\n"
+      << "    const uint4 head = sh" << J << " == 0u ? u.v : axe_shift16(prev, u.v, 16u - sh" << J << ");\n"
+      << "    if (first && sh" << J << ") axe_store_part<true>(w" << J << ", sh" << J << ", head);\n"
+      << "    else *reinterpret_cast<uint4*>(w" << J << ") = head;\n"
+      << "    if (last && sh" << J << ") axe_store_part<false>(w" << J << " + 16, sh" << J << ", axe_shift16(u.v, z, 16u - sh"
+      << J << "));\n  }\n";
+  }
+}
+
+}  // namespace axe::codegen::internal

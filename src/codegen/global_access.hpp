@@ -1,0 +1,66 @@
+// Global-memory accesses of a thread layout in generated kernels (codegen layer, internal): the
+// coordinates each hardware bit of a layout adds, the per-thread terms and the emitted loads and
+// stores (vectors, realigned words, predicated scalars) of the transpose and copy generators.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "axe/codegen/tile_codegen.hpp"
+
+namespace axe::codegen::internal {
+
+int log2_of(std::int64_t v);
+
+// The columns of a thread layout split into the tile's two coordinates: for each hardware bit,
+// (contiguous coordinate, other coordinate). Blocked layouts hold one tile bit per column.
+struct Split {
+  std::vector<std::int64_t> x, y;
+};
+struct Coords {
+  Split m, lane, warp;
+};
+
+// `contiguous_is_a`: the global side's contiguous coordinate is a (the source) or b (the
+// destination). Tile index c = b * tile_a + a.
+Coords coords_of(const ThreadColumns& c, std::int64_t tile_a, bool contiguous_is_a);
+
+// The sum of the columns of `cols` whose bits are set in `bits`.
+std::int64_t sum_of(const std::vector<std::int64_t>& cols, std::uint64_t bits);
+
+// The per-thread coordinates (x, y) of a layout: sums of the lane and warp parts.
+void thread_terms(std::ostringstream& o, const Coords& c, const char* x, const char* y);
+
+// Loads (stores) registers `regs` of a layout with coordinates `c` at p[x + y * stride]:
+//   full: every element in range, V-element vectors along x (the V registers of bits
+//         0..log2 V - 1, which hold x, x+1, ... in order: blocked [.., V]);
+//   edge: x < xlim and y < ylim per element, scalar.
+void emit_access(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
+                 std::int64_t registers, std::int64_t vector, bool edge);
+
+// Device helpers of the realigned access (TransposeAccess::realigned), ES the element size: the
+// head [sh, 16) or the tail [0, sh) of an aligned 16-byte word read or written in naturally
+// aligned pieces (sh a multiple of ES, so no piece is smaller than an element; the head's pieces
+// grow from sh, the tail's shrink from 0), a 32-byte funnel shift, and whole-word shuffles. The
+// pieces are predicated straight-line code: every load is issued before any is used.
+extern const char* const kRealignHelpers;
+
+// Realigned full-tile access (TransposeAccess::realigned) of registers `regs` with coordinates
+// `c`: V-element vectors along x at p[base + x + y * stride], whatever their alignment. A vector
+// sits at byte shift sh of the aligned word w0 and runs into w0 + 16 (rows with sh == 0 read and
+// write their vectors directly).
+//   load:  each lane reads both words (the neighbour along the row reads one of them too: an L1
+//          hit) and funnel-shifts them. In an `interior` tile (the box holds 16 bytes more on both
+//          sides of each tile row) both are whole words; else the first lane of the row's `group`
+//          reads only the row's bytes of w0 and the last lane those of w0 + 16. Every vector's
+//          loads are issued before the first is used.
+//   store: the `group` lanes along x of one row hold consecutive vectors (lanes along x first,
+//          no register repetition along x), so each lane writes w0 with the lane before's tail
+//          (one shuffle) and its head; the group's first lane writes only the row's bytes of w0
+//          and its last lane also the row's bytes of w0 + 16.
+void emit_realigned(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
+                    std::int64_t registers, std::int64_t v, std::int64_t group);
+
+}  // namespace axe::codegen::internal
