@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "axe/codegen/copy_codegen.hpp"
 #include "axe/codegen/tile_codegen.hpp"
 #include "axe/codegen/transpose_codegen.hpp"
 #include "axe/cuda/check.hpp"
@@ -103,6 +104,27 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
       const std::string ptx = compile_to_ptx(k.source, "transpose.cu");
       EXPECT_NE(ptx.find(".entry axe_transpose"), std::string::npos);
       EXPECT_EQ(k.shared_bytes, 2 * k.tile.a * k.tile.b * es);  // two buffers of a tile
+    }
+  }
+}
+
+// The runtime's copy kernels (every element size and access; the default tile, one lane along the
+// run and one warp, and 32 lanes by 8 rows by 8 warps) compile to PTX.
+TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
+  for (std::int64_t es : {1, 2, 4, 8}) {
+    for (auto access : {codegen::TransposeAccess::vectors, codegen::TransposeAccess::realigned,
+                        codegen::TransposeAccess::scalar}) {
+      const std::int64_t v = access == codegen::TransposeAccess::scalar ? 1 : 16 / es;
+      for (const codegen::CopyTile& tile :
+           {codegen::default_copy_tile(es, access, 4096), codegen::CopyTile{v, 1, 1}, codegen::CopyTile{32 * v, 8, 8}}) {
+        const codegen::Element e(es, codegen::Element::Kind::integer, "raw");
+        const auto k = codegen::copy_kernel(e, tile, access);
+        SCOPED_TRACE(std::to_string(es) + "-byte, " + std::string(to_string(access)) + ", tile " +
+                     std::to_string(k.tile_b) + "x" + std::to_string(k.tile_a));
+        const std::string ptx = compile_to_ptx(k.source, "copy.cu");
+        EXPECT_NE(ptx.find(".entry axe_copy"), std::string::npos);
+        EXPECT_EQ(ptx.find(".shared .align 16 .b8 smem"), std::string::npos);  // no exchange
+      }
     }
   }
 }

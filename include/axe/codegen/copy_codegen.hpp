@@ -1,0 +1,71 @@
+// The runtime's box copies (pack, unpack, the local copy of a reshard) as generated tile copies
+// (codegen layer).
+//
+// A box whose innermost mode `a` is contiguous on both sides is cut into tiles of tile.b rows (its
+// next mode out, `b`, with strides sb and db) by tile.a elements of a; any other modes are a batch.
+// A tile is loaded in one thread layout, blocked [R, V] / [32 / la, la] / [W, 1] order [1, 0] over
+// (b, a): V consecutive elements of a per vector (16 bytes), la lanes along a first, then lanes and
+// warps down b, R rows per thread. It is stored in the same layout, so the conversion between the
+// two sides is the identity (no shared memory, no exchange) and both global sides are coalesced
+// and vectorised by the layout. The thread mapping is that layout, not index arithmetic.
+//
+// One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
+// of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
+// when its tile leaves the box it has). Tiles cut by a box's edge move vector by vector where
+// vectors fit (elementwise where one is cut) with `vectors`, element by element otherwise.
+//
+// The kernel:
+//   extern "C" __global__ void axe_copy(const T* src, T* dst, const T* src2,
+//                                       const axe_copy_box* table, int nboxes, long long tiles)
+// (boxes with `source` 1 read src2), with the descriptor below (CopyBoxDesc has the same layout).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "axe/codegen/tile_codegen.hpp"
+#include "axe/codegen/transpose_codegen.hpp"
+
+namespace axe::codegen {
+
+inline constexpr int kCopyBatchModes = 6;
+
+// One box of the table (16-byte aligned plain data; the generated source declares the same).
+struct alignas(16) CopyBoxDesc {
+  long long A = 0, B = 1;    // extents of modes a (contiguous on both sides) and b
+  long long sb = 0, db = 0;  // strides of b
+  long long soff = 0, doff = 0;
+  long long tiles_a = 0, tiles_b = 0;
+  long long first = 0, tiles = 0;  // this box's tiles in the list: [first, first + tiles)
+  long long nb = 0, source = 0;    // batch modes; 1: the box reads src2
+  long long bext[kCopyBatchModes] = {}, bsst[kCopyBatchModes] = {}, bdst[kCopyBatchModes] = {};
+};
+
+struct CopyTile {
+  std::int64_t a = 0;      // elements along a (a power of two, V .. 32 V; 0: 32 V)
+  std::int64_t rows = 4;   // R: rows of b per thread (a power of two)
+  std::int64_t warps = 8;  // W (a power of two)
+};
+
+struct CopyKernel {
+  std::string source;
+  std::string name = "axe_copy";
+  std::int64_t threads = 0;
+  std::int64_t tile_a = 0, tile_b = 0;  // the tile: tile_b rows by tile_a elements
+  TransposeAccess access = TransposeAccess::vectors;
+  std::int64_t vector = 1;  // elements per global vector (1: scalar accesses)
+  std::int64_t registers = 0;
+};
+
+// The tile the runtime uses for boxes whose shortest run is `run` elements: tile.a the largest
+// power of two within the run (V .. 32 V), so that runs of a power-of-two length take full tiles;
+// R and W from the measurements cited in copy_codegen.cpp.
+CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run);
+
+// The kernel for `element` (bits only) on `tile` with `access` (vectors: the caller checks that
+// pointers, offsets and the strides of b and the batch are multiples of the 16-byte vector;
+// realigned: 16-byte words whatever the alignment, codegen::TransposeAccess; scalar: one element
+// per access). Throws axe::Error for extents that are not powers of two or outside the ranges above.
+CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access);
+
+}  // namespace axe::codegen

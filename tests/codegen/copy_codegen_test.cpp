@@ -1,0 +1,96 @@
+// The runtime's box copies as generated tile copies (include/axe/codegen/copy_codegen.hpp): the
+// kernel's tile, registers and paths for hand-derived tiles, the default tiles, and bad tiles.
+// That the kernels compile is tests/cuda/generated_kernels_test.cpp; that they copy,
+// Kernels.CopyGenerated_* in tests/cuda/kernels_test.cpp.
+#include "axe/codegen/copy_codegen.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "axe/core/error.hpp"
+#include "support/test_support.hpp"
+
+namespace axe::test::codegen {
+namespace {
+
+using namespace axe::codegen;
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+const Element kRaw4(4, Element::Kind::integer, "raw");
+
+// f32, vectors, 32 lanes along the run (128 elements), 4 rows per thread, 8 warps: one lane row
+// down b per warp, so the tile is 4 x 1 x 8 = 32 rows of 128; 16 registers = 4 vectors per
+// thread, each loaded and stored whole in full tiles; cut tiles test each vector against the run
+// (whole, or element by element) and the row.
+TEST(CopyKernel, F32_32x128_ByHand) {
+  const auto k = copy_kernel(kRaw4, CopyTile{128, 4, 8}, TransposeAccess::vectors);
+  EXPECT_EQ(k.threads, 256);
+  EXPECT_EQ(k.vector, 4);
+  EXPECT_EQ(k.tile_a, 128);
+  EXPECT_EQ(k.tile_b, 32);
+  EXPECT_EQ(k.registers, 16);
+  EXPECT_EQ(count(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count(k.source, "if (x + 4ll <= xlim)"), 8) << k.source;  // 4 vectors, each way
+  EXPECT_EQ(count(k.source, "__shared__"), 2);                         // the box descriptor and its index only
+  // A thread's 4 rows are consecutive (blocked [4, 4]: its rows before the warps down b), so
+  // its vector j is j rows below its first; warp w starts at row 4 w, lane l at element 4 l.
+  EXPECT_NE(k.source.find("p + base + (0ll + 3ll * stride)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("((warp >> 2 & 1u) ? 16ll : 0ll)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("((lane >> 4 & 1u) ? 64ll : 0ll)"), std::string::npos) << k.source;
+}
+
+// A short run: 4 lanes along 16 f32, 8 lanes down b, 2 rows per thread, 2 warps: 2 x 8 x 2 = 32
+// rows of 16.
+TEST(CopyKernel, ShortRunPutsLanesDownTheRows) {
+  const auto k = copy_kernel(kRaw4, CopyTile{16, 2, 2}, TransposeAccess::vectors);
+  EXPECT_EQ(k.tile_a, 16);
+  EXPECT_EQ(k.tile_b, 32);
+  EXPECT_EQ(k.threads, 64);
+  EXPECT_EQ(k.registers, 8);
+}
+
+// Scalar: one element per access (no vector types); realigned: the realigned helpers, groups of
+// the lanes along the run.
+TEST(CopyKernel, ScalarAndRealignedAccesses) {
+  const auto s = copy_kernel(kRaw4, CopyTile{32, 4, 8}, TransposeAccess::scalar);
+  EXPECT_EQ(s.vector, 1);
+  EXPECT_EQ(count(s.source, "uint4*>(p"), 0);
+  const Element e2(2, Element::Kind::integer, "raw");
+  const auto r = copy_kernel(e2, CopyTile{64, 4, 8}, TransposeAccess::realigned);  // 8 lanes of 8
+  EXPECT_EQ(r.vector, 8);
+  EXPECT_EQ(r.tile_b, 4 * 4 * 8);
+  EXPECT_NE(r.source.find("axe_load_part"), std::string::npos);
+  EXPECT_NE(r.source.find("(lane & 7u) == 0u"), std::string::npos) << r.source;
+}
+
+// The default tile: the largest power of two within the shortest run, between one vector and 32.
+TEST(CopyKernel, DefaultTileFollowsTheRun) {
+  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 4096).a, 128);
+  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 16).a, 16);
+  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 100).a, 64);
+  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 3).a, 4);  // one vector at least
+  EXPECT_EQ(default_copy_tile(2, TransposeAccess::realigned, 2047).a, 256);
+  EXPECT_EQ(default_copy_tile(1, TransposeAccess::scalar, 2047).a, 32);
+}
+
+TEST(CopyKernel, BadTilesAreClearErrors) {
+  std::string e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{3, 4, 8}, TransposeAccess::vectors); });
+  EXPECT_NE(e.find("powers of two"), std::string::npos) << e;
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{256, 4, 8}, TransposeAccess::vectors); });
+  EXPECT_NE(e.find("on 1 to 32 lanes only"), std::string::npos) << e;
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{2, 4, 8}, TransposeAccess::vectors); });
+  EXPECT_NE(e.find("on 1 to 32 lanes only"), std::string::npos) << e;
+  const Element e3(3, Element::Kind::integer, "raw");
+  e = axe::test::error_of([&] { copy_kernel(e3, CopyTile{}, TransposeAccess::scalar); });
+  EXPECT_NE(e.find("not 1, 2, 4 or 8 bytes"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace axe::test::codegen
