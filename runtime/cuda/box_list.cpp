@@ -256,4 +256,42 @@ BoxList::Device BoxList::row_device(cudaStream_t stream) const {
                              make_rdesc);
 }
 
+BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, cudaStream_t stream) const {
+  if (!tables_) return {};
+  std::lock_guard<std::mutex> g(tables_->mu);
+  auto [it, fresh] = tables_->copy_tiles.try_emplace({tile_a, tile_b});
+  Tables::Entry& e = it->second;
+  if (fresh) {
+    std::vector<codegen::CopyBoxDesc> ds;
+    for (std::size_t i = 0; i < boxes_.size(); ++i) {
+      codegen::CopyBoxDesc d = internal::copy_box_desc(boxes_[i]);
+      d.source = source_[i];
+      d.tiles_a = (d.A + tile_a - 1) / tile_a;
+      d.tiles_b = (d.B + tile_b - 1) / tile_b;
+      long long batch = 1;
+      for (long long k = 0; k < d.nb; ++k) batch *= d.bext[k];
+      d.first = e.chunks;
+      d.tiles = d.tiles_a * d.tiles_b * batch;
+      e.chunks += d.tiles;
+      e.modes = std::max(e.modes, static_cast<int>(boxes_[i].extents.size()));
+      ds.push_back(d);
+    }
+    const std::size_t bytes = ds.size() * sizeof(codegen::CopyBoxDesc);
+    if (bytes) {
+      try {
+        AXE_CUDA_CHECK(cudaMallocHost(&e.host, bytes));
+        std::memcpy(e.host, ds.data(), bytes);
+        AXE_CUDA_CHECK(cudaMalloc(&e.dev, bytes));
+        AXE_CUDA_CHECK(cudaMemcpyAsync(e.dev, e.host, bytes, cudaMemcpyHostToDevice, stream));
+      } catch (...) {
+        if (e.dev) cudaFree(e.dev);
+        if (e.host) cudaFreeHost(e.host);
+        tables_->copy_tiles.erase(it);
+        throw;
+      }
+    }
+  }
+  return {e.dev, e.chunks, static_cast<int>(boxes_.size()), e.modes};
+}
+
 }  // namespace axe::cuda

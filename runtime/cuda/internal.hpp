@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "axe/codegen/copy_codegen.hpp"
 #include "axe/codegen/transpose_codegen.hpp"
 #include "axe/cuda/box_list.hpp"
 #include "axe/cuda/copy_engine.hpp"
@@ -67,6 +68,10 @@ codegen::TransposeDesc transpose_desc(const Transfer& box);
 bool transpose_vectors_fit(const codegen::TransposeDesc& d, const void* src, const void* dst,
                            std::int64_t es);
 
+// A box of copy_generated (its innermost mode contiguous on both sides) as the generated copy
+// kernel's descriptor, without its tile counts (copy_generated.cpp).
+codegen::CopyBoxDesc copy_box_desc(const Transfer& merged);
+
 // Largest power-of-two unit (bytes, <= cap) that the box allows.
 int unit_log2(const Transfer& t, std::int64_t es, int cap);
 
@@ -85,10 +90,15 @@ struct BoxList::Tables {
     int modes = 0;
   };
   std::map<int, Entry> by_align;         // key 0: the realigned-row table (row_device)
+  std::map<std::pair<std::int64_t, std::int64_t>, Entry> copy_tiles;  // copy_device by tile
   CopyEnginePolicy split_policy{-1, 0};  // the policy `split` was computed for (none yet)
   BoxList::Split split;
   ~Tables() {
     for (auto& [a, e] : by_align) {
+      if (e.dev) cudaFree(e.dev);
+      if (e.host) cudaFreeHost(e.host);
+    }
+    for (auto& [t, e] : copy_tiles) {
       if (e.dev) cudaFree(e.dev);
       if (e.host) cudaFreeHost(e.host);
     }

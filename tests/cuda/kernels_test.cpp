@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -329,7 +330,11 @@ class Kernels : public ::testing::TestWithParam<DType> {};
 // Pack, unpack (into a poisoned buffer: elements outside the boxes keep the poison) and a
 // strided -> strided copy of case `c` on base pointers `mis` bytes past an aligned address,
 // each against the host.
-void check_case(DType dt, const Case& c, std::size_t mis, std::mt19937_64& rng) {
+// The copy under test: copy_boxes unless a test passes another (copy_generated).
+using CopyFn = std::function<void(const BoxList&, const void*, void*)>;
+
+void check_case(DType dt, const Case& c, std::size_t mis, std::mt19937_64& rng, const CopyFn& copy = {}) {
+  const CopyFn run = copy ? copy : CopyFn([](const BoxList& l, const void* s, void* d) { copy_boxes(l, s, d, nullptr); });
   const std::int64_t es = size_of(dt);
   const std::int64_t packed = total_elements(c.boxes);
   auto src = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
@@ -337,7 +342,7 @@ void check_case(DType dt, const Case& c, std::size_t mis, std::mt19937_64& rng) 
   dsrc.upload(src.data(), src.size(), mis);
   // pack
   auto l = BoxList::pack(c.boxes, dt, 0);
-  copy_boxes(l, dsrc.c() + mis, dpk.c() + mis, nullptr);
+  run(l, dsrc.c() + mis, dpk.c() + mis);
   AXE_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<unsigned char> want(static_cast<std::size_t>(packed * es));
   host_copy(with_packed(c.boxes, true, 0), es, src.data(), want.data());
@@ -349,7 +354,7 @@ void check_case(DType dt, const Case& c, std::size_t mis, std::mt19937_64& rng) 
   DeviceBuffer ddst(poison.size() + mis);
   ddst.upload(poison.data(), poison.size(), mis);
   auto u = BoxList::unpack(c.boxes, dt, 0);
-  copy_boxes(u, dpk.c() + mis, ddst.c() + mis, nullptr);
+  run(u, dpk.c() + mis, ddst.c() + mis);
   AXE_CUDA_CHECK(cudaDeviceSynchronize());
   auto expect = poison;
   host_copy(with_packed(c.boxes, false, 0), es, want.data(), expect.data());
@@ -358,13 +363,15 @@ void check_case(DType dt, const Case& c, std::size_t mis, std::mt19937_64& rng) 
       << "unpack, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
   // strided -> strided copy
   ddst.upload(poison.data(), poison.size(), mis);
-  copy_boxes(BoxList::copy(c.boxes, dt), dsrc.c() + mis, ddst.c() + mis, nullptr);
+  run(BoxList::copy(c.boxes, dt), dsrc.c() + mis, ddst.c() + mis);
   AXE_CUDA_CHECK(cudaDeviceSynchronize());
   expect = poison;
   host_copy(c.boxes, es, src.data(), expect.data());
   got = ddst.download();
   ASSERT_EQ(0, std::memcmp(got.data() + mis, expect.data(), expect.size()))
       << "copy, dtype " << to_string(dt) << ", first box " << to_string(c.boxes[0]);
+  got = dsrc.download();
+  ASSERT_EQ(0, std::memcmp(got.data() + mis, src.data(), src.size())) << "the source changed";
 }
 
 void check_pack_unpack(DType dt, std::mt19937_64& rng, bool vector_friendly, int misalign) {
@@ -674,6 +681,139 @@ TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
     }
     ASSERT_EQ(ds.download(), src);  // the source is unchanged
   }
+}
+
+// ---- the generated copy (codegen/copy_codegen.hpp) ----------------------------------------------
+
+// `n` boxes of 1..4 modes whose innermost mode is contiguous on both sides (what copy_generated
+// takes): runs of 1..300 elements (some of exactly 16, 128 or 256: full tiles), outer strides
+// padded by 0..17 elements and offsets of 0..9, so rows start at every shift; outer modes nest in
+// a random order.
+Case contiguous_case(std::mt19937_64& rng, int n) {
+  Case c;
+  for (int b = 0; b < n; ++b) {
+    const int r = 1 + static_cast<int>(rng() % 4);
+    std::vector<std::int64_t> ext(static_cast<std::size_t>(r));
+    for (int k = 0; k + 1 < r; ++k) ext[k] = 1 + static_cast<std::int64_t>(rng() % (r == 2 ? 70 : 7));
+    const std::int64_t runs[] = {16, 128, 256};
+    ext[r - 1] = rng() % 4 == 0 ? runs[rng() % 3] : 1 + static_cast<std::int64_t>(rng() % 300);
+    Transfer t;
+    t.extents = ext;
+    for (auto* side : {&t.src_strides, &t.dst_strides}) {
+      side->assign(static_cast<std::size_t>(r), 1);
+      std::vector<int> order(static_cast<std::size_t>(r - 1));  // outer modes, innermost first
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::int64_t s = ext[r - 1] + static_cast<std::int64_t>(rng() % 18);
+      for (int m : order) {
+        (*side)[m] = s;
+        s = s * ext[m] + static_cast<std::int64_t>(rng() % 18);
+      }
+      (side == &t.src_strides ? t.src_offset : t.dst_offset) =
+          (side == &t.src_strides ? c.src_elems : c.dst_elems) + static_cast<std::int64_t>(rng() % 10);
+      (side == &t.src_strides ? c.src_elems : c.dst_elems) =
+          (side == &t.src_strides ? t.src_offset : t.dst_offset) + s + 3;
+    }
+    c.boxes.push_back(t);
+  }
+  return c;
+}
+
+// copy_generated on pack, unpack and copy lists against the host (check_case, poisoned
+// destinations), on base pointers 0, 1 and 3 elements past an aligned address: the runtime's
+// choice of access and tile, then realigned words and scalar accesses forced, and the smallest and
+// largest tiles (one lane along the run, one row and warp; 32 lanes, 8 rows, 8 warps), so full
+// tiles, cut tiles, batches and many boxes per launch all run. Aligned lists (offsets, strides
+// and pointers in 16-byte units) also take the vector kernel.
+TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt), v = 16 / es;
+  auto rng = axe::test::make_rng(900 + static_cast<int>(dt));
+  using codegen::TransposeAccess;
+  struct Way {
+    std::optional<TransposeAccess> access;
+    std::optional<codegen::CopyTile> tile;
+  };
+  const Way ways[] = {{}, {TransposeAccess::realigned, {}}, {TransposeAccess::scalar, {}},
+                      {TransposeAccess::realigned, codegen::CopyTile{v, 1, 1}},
+                      {TransposeAccess::scalar, codegen::CopyTile{1, 1, 1}},
+                      {TransposeAccess::realigned, codegen::CopyTile{32 * v, 8, 8}}};
+  for (int rep = 0; rep < 18; ++rep) {
+    const Way& w = ways[rep % 6];
+    const std::int64_t mis = rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3;  // elements
+    CopyFn fn = [&](const BoxList& l, const void* s, void* d) {
+      ASSERT_TRUE(copy_generated_fits(l));
+      copy_generated(l, s, d, nullptr, nullptr, w.tile ? &*w.tile : nullptr, w.access);
+    };
+    SCOPED_TRACE("rep " + std::to_string(rep));
+    check_case(dt, contiguous_case(rng, 1 + static_cast<int>(rng() % 8)), static_cast<std::size_t>(mis * es), rng, fn);
+  }
+  // Aligned: runs and strides in whole vectors, offsets of 16 bytes.
+  for (int rep = 0; rep < 6; ++rep) {
+    Case c = contiguous_case(rng, 1 + static_cast<int>(rng() % 4));
+    std::int64_t so = 0, dof = 0;
+    for (auto& t : c.boxes) {
+      t.extents.back() = v * (1 + static_cast<std::int64_t>(rng() % 40));
+      for (auto* side : {&t.src_strides, &t.dst_strides}) {
+        std::int64_t s = t.extents.back() + v * static_cast<std::int64_t>(rng() % 3);
+        for (std::size_t k = t.extents.size() - 1; k-- > 0;) {
+          (*side)[k] = s;
+          s = s * t.extents[k] + v;
+        }
+        std::int64_t& off = side == &t.src_strides ? t.src_offset : t.dst_offset;
+        std::int64_t& end = side == &t.src_strides ? so : dof;
+        off = end + v;
+        end = off + s + v;
+      }
+    }
+    c.src_elems = so;
+    c.dst_elems = dof;
+    const bool vectors = rep % 2 == 0;
+    CopyFn fn = [&](const BoxList& l, const void* s, void* d) {
+      copy_generated(l, s, d, nullptr, nullptr, nullptr,
+                     vectors ? std::optional{TransposeAccess::vectors} : std::nullopt);
+    };
+    check_case(dt, c, 0, rng, fn);
+  }
+}
+
+// Boxes marked from_second_source read src2 in the same launch; a box not contiguous along its
+// innermost mode is refused by name, and so are vectors forced on unaligned rows.
+TEST_P(Kernels, CopyGenerated_SecondSourceAndRefusals) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  const std::int64_t es = size_of(dt);
+  auto rng = axe::test::make_rng(950 + static_cast<int>(dt));
+  Case c = contiguous_case(rng, 4);
+  auto a = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+  auto b = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+  DeviceBuffer da(a.size()), db(b.size()), dd(static_cast<std::size_t>(c.dst_elems * es));
+  da.upload(a.data(), a.size());
+  db.upload(b.data(), b.size());
+  auto poison = random_bytes(dd.bytes, rng);
+  dd.upload(poison.data(), poison.size());
+  BoxList l = BoxList::copy({c.boxes[0], c.boxes[1]}, dt);
+  BoxList second = BoxList::copy({c.boxes[2], c.boxes[3]}, dt);
+  second.from_second_source();
+  l.append(second);
+  copy_generated(l, da.p, dd.p, nullptr, db.p);
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  auto expect = poison;
+  host_copy({c.boxes[0], c.boxes[1]}, es, a.data(), expect.data());
+  host_copy({c.boxes[2], c.boxes[3]}, es, b.data(), expect.data());
+  EXPECT_EQ(dd.download(), expect);
+  EXPECT_EQ(da.download(), a);  // the sources are unchanged
+  EXPECT_EQ(db.download(), b);
+
+  const BoxList strided = BoxList::copy({Transfer{{8, 4}, 0, {1, 8}, 0, {4, 1}, 0}}, dt);
+  EXPECT_FALSE(copy_generated_fits(strided));
+  std::string e = axe::test::error_of([&] { copy_generated(strided, da.p, dd.p, nullptr); });
+  EXPECT_NE(e.find("not contiguous along its innermost mode"), std::string::npos) << e;
+  const BoxList odd = BoxList::copy({Transfer{{4, 63}, 1, {63, 1}, 0, {64, 1}, 0}}, dt);
+  e = axe::test::error_of(
+      [&] { copy_generated(odd, da.p, dd.p, nullptr, nullptr, nullptr, codegen::TransposeAccess::vectors); });
+  EXPECT_NE(e.find("not all 16-byte aligned"), std::string::npos) << e;
 }
 
 // A tile whose two shared buffers exceed the device's shared memory (128 x 128 f64: 256 KiB) is

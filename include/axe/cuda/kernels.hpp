@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "axe/codegen/copy_codegen.hpp"
 #include "axe/core/dtype.hpp"
 #include "axe/cuda/box_list.hpp"
 #include "axe/cuda/copy_engine.hpp"
@@ -38,6 +40,19 @@ int set_box_blocks_per_sm(int n);
 // from_second_source() read `src2` instead of `src`.
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
                 const void* src2 = nullptr);
+
+// copy_boxes by the kernel generated from thread layouts (codegen/copy_codegen.hpp: a tile copy
+// whose one thread layout loads and stores 16-byte vectors along each box's innermost mode),
+// compiled with NVRTC on first use per element size, access and tile, then cached. Every box's
+// innermost mode must be contiguous on both sides (copy_generated_fits; else axe::Error naming the
+// box). Rows that are not all 16-byte aligned take realigned words (codegen::TransposeAccess).
+// For benchmarks: `tile` (default codegen::default_copy_tile for the list's shortest run) and
+// `access`, forced (vectors on rows that are not 16-byte aligned is an error).
+// Throws axe::Error without a GPU.
+bool copy_generated_fits(const BoxList& list);
+void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
+                    const void* src2 = nullptr, const codegen::CopyTile* tile = nullptr,
+                    std::optional<codegen::TransposeAccess> access = std::nullopt);
 
 // Reduce on receipt: dst box = op(dst box, src box) when `combine`, else dst box = src box; then,
 // when divide != 1, dst box = dst box / divide (avg: the last term divides by the term count).

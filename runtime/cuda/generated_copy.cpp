@@ -1,0 +1,116 @@
+// copy_generated (include/axe/cuda/kernels.hpp): box copies by the generated tile-copy kernel.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "axe/codegen/copy_codegen.hpp"
+#include "axe/core/error.hpp"
+#include "axe/cuda/check.hpp"
+#include "axe/cuda/kernels.hpp"
+#include "axe/cuda/nvrtc.hpp"
+#include "cuda/internal.hpp"
+
+namespace axe::cuda {
+namespace {
+
+struct Compiled {
+  cudaKernel_t kernel = nullptr;
+  codegen::CopyKernel k;
+};
+
+// One kernel per (element size, access, tile, device), compiled once.
+const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::CopyTile& tile) {
+  static std::mutex mu;
+  static std::map<std::tuple<std::int64_t, codegen::TransposeAccess, std::int64_t, std::int64_t, std::int64_t, int>, Compiled> cache;
+  int device = 0;
+  AXE_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = cache.try_emplace({element_bytes, access, tile.a, tile.rows, tile.warps, device});
+  if (fresh) {
+    try {
+      const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
+      it->second.k = codegen::copy_kernel(e, tile, access);
+      it->second.kernel = KernelCache::global().kernel(it->second.k.source, it->second.k.name);
+    } catch (...) {
+      cache.erase(it);  // the next call tries again and fails the same way, never half-built
+      throw;
+    }
+  }
+  return it->second;
+}
+
+bool inner_contiguous(const Transfer& t) {
+  return !t.extents.empty() && t.src_strides.back() == 1 && t.dst_strides.back() == 1;
+}
+
+}  // namespace
+
+namespace internal {
+
+codegen::CopyBoxDesc copy_box_desc(const Transfer& t) {
+  const int r = static_cast<int>(t.extents.size());
+  codegen::CopyBoxDesc d;
+  d.A = t.extents[r - 1];
+  if (r >= 2) {
+    d.B = t.extents[r - 2];
+    d.sb = t.src_strides[r - 2];
+    d.db = t.dst_strides[r - 2];
+  }
+  d.soff = t.src_offset;
+  d.doff = t.dst_offset;
+  for (int k = 0; k + 2 < r; ++k) {
+    if (d.nb == codegen::kCopyBatchModes) fail("copy_generated: box " + to_string(t) + " has more than 8 modes");
+    d.bext[d.nb] = t.extents[k];
+    d.bsst[d.nb] = t.src_strides[k];
+    d.bdst[d.nb] = t.dst_strides[k];
+    ++d.nb;
+  }
+  return d;
+}
+
+}  // namespace internal
+
+bool copy_generated_fits(const BoxList& list) {
+  return std::all_of(list.boxes().begin(), list.boxes().end(), inner_contiguous);
+}
+
+void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_t stream, const void* src2,
+                    const codegen::CopyTile* tile, std::optional<codegen::TransposeAccess> forced) {
+  if (list.empty()) return;
+  const std::int64_t es = size_of(list.dtype());
+  const std::int64_t v = 16 / es;
+  std::int64_t run = 0;
+  bool fit = internal::pointer_align(dst) == 16;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Transfer& t = list.boxes()[i];
+    if (!inner_contiguous(t)) fail("copy_generated: box " + to_string(t) + " is not contiguous along its innermost mode on both sides");
+    run = run == 0 ? t.extents.back() : std::min(run, t.extents.back());
+    fit = fit && t.src_offset % v == 0 && t.dst_offset % v == 0;
+    for (std::size_t k = 0; k + 1 < t.extents.size(); ++k)
+      fit = fit && t.src_strides[k] % v == 0 && t.dst_strides[k] % v == 0;
+  }
+  fit = fit && (!src || internal::pointer_align(src) == 16) && (!src2 || internal::pointer_align(src2) == 16);
+  const codegen::TransposeAccess access = forced ? *forced
+                                          : fit  ? codegen::TransposeAccess::vectors
+                                                 : codegen::TransposeAccess::realigned;
+  if (access == codegen::TransposeAccess::vectors && !fit)
+    fail("copy_generated: vectors forced on boxes whose rows are not all 16-byte aligned");
+  const codegen::CopyTile chosen = tile ? *tile : codegen::default_copy_tile(es, access, run);
+  const Compiled& c = compiled(es, access, chosen);
+  const BoxList::Device dev = list.copy_device(c.k.tile_a, c.k.tile_b, stream);
+  if (dev.chunks == 0) return;
+  long long tiles = dev.chunks;
+  int nboxes = dev.boxes;
+  const void* table = dev.table;
+  void* args[] = {&src, &dst, &src2, &table, &nboxes, &tiles};
+  launch(c.kernel, dim3(static_cast<unsigned>(internal::grid_for(tiles))), dim3(static_cast<unsigned>(c.k.threads)),
+         args, 0, stream);
+}
+
+}  // namespace axe::cuda
