@@ -15,6 +15,9 @@
 // 4096 x 65536 (fewer rows for wider types, within --mib) and an uneven 3001 x 5003 box at offset 1
 // (realigned words or scalar accesses, codegen::unaligned_transpose_access; the row marked
 // "scalar" forces one element per access);
+// Rows marked "generated" after a pack, unpack or copy run copy_generated (the tile copy generated
+// from one thread layout, codegen/copy_codegen.hpp) on the same boxes; "generated a=A RxW access"
+// other tiles and accesses of it on the uneven rows.
 // rows "generated BxA wW" try other tiles (on the square, and "uneven" on the uneven box).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
@@ -120,6 +123,26 @@ int main(int argc, char** argv) {
                       median_ms([&] { copy_boxes(l, src, dst, s); }, s), mc});
     }
     set_copy_engine_policy(old);
+    // The generated tile copy (copy_generated: the runtime's choice of access and tile), where
+    // every box is contiguous along its innermost mode on both sides.
+    if (copy_generated_fits(l))
+      rows.push_back({name + " generated", double(l.elements() * size_of(l.dtype())),
+                      median_ms([&] { copy_generated(l, src, dst, s); }, s), mc});
+  };
+  // Other tiles and accesses of the generated copy on one list ("generated a=A RxW access").
+  auto copy_sweep = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc) {
+    const std::int64_t v = 16 / size_of(l.dtype());
+    for (auto access : {codegen::TransposeAccess::realigned, codegen::TransposeAccess::scalar}) {
+      const std::int64_t w = access == codegen::TransposeAccess::scalar ? 1 : v;
+      for (const codegen::CopyTile& t : {codegen::CopyTile{8 * w, 4, 8}, codegen::CopyTile{32 * w, 4, 8},
+                                         codegen::CopyTile{32 * w, 2, 8}, codegen::CopyTile{32 * w, 4, 4},
+                                         codegen::CopyTile{32 * w, 8, 4}}) {
+        rows.push_back({name + " generated a=" + std::to_string(t.a) + " " + std::to_string(t.rows) + "x" +
+                            std::to_string(t.warps) + " " + std::string(to_string(access)),
+                        double(l.elements() * size_of(l.dtype())),
+                        median_ms([&] { copy_generated(l, src, dst, s, nullptr, &t, access); }, s), mc});
+      }
+    }
   };
   // pack / unpack: runs of `run` bytes (f32), every other run of the source (stride 2 runs).
   for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096, 8192, 16384}) {
@@ -139,11 +162,12 @@ int main(int argc, char** argv) {
     const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
     Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
     const std::string n = std::string(to_string(dt));
-    both("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b,
-         memcpy_ms(nrun * re * es));
+    const double mc = memcpy_ms(nrun * re * es);
+    both("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
+    copy_sweep("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
     Transfer u{{nrun, re}, 0, {re, 1}, 1, {4095, 1}, 0};
-    both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a,
-         memcpy_ms(nrun * re * es));
+    both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
+    copy_sweep("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
     Transfer c{{nrun, 4088}, 0, {4096, 1}, 1, {4095, 1}, 0};
     both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b,
          memcpy_ms(nrun * 4088 * es));
@@ -188,8 +212,9 @@ int main(int argc, char** argv) {
     rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2 generated",
                     double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
   }
-  // The generated transpose's tile, per dtype (tile b x a, warps): on the square (16-byte vectors)
-  // and on the uneven 3001 x 5003 box at offset 1 (realigned words). Tiles the kernel cannot take
+  // The generated transpose's tile, per dtype (tile b x a, warps): on the square and on "wide"
+  // 4096 x 65536 (fewer rows for wider types; 16-byte vectors) and on the uneven 3001 x 5003 box
+  // at offset 1 (realigned words). Tiles the kernel cannot take
   // are skipped, with the reason on stderr.
   for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
     const std::int64_t es = size_of(dt);
@@ -198,7 +223,11 @@ int main(int argc, char** argv) {
     while (urows * 5003 * es > payload) urows /= 2;
     const Transfer sq{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
     const Transfer un{{urows, 5003}, 1, {5003, 1}, 1, {1, urows}, 0};
+    std::int64_t wrows = 4096;
+    while (wrows * 65536 * es > payload) wrows /= 2;
+    const Transfer wide{{wrows, 65536}, 0, {65536, 1}, 0, {1, wrows}, 0};
     for (const auto& [t, access] : {std::pair{sq, codegen::TransposeAccess::vectors},
+                                    std::pair{wide, codegen::TransposeAccess::vectors},
                                     std::pair{un, codegen::TransposeAccess::realigned}}) {
       const std::int64_t bytes = t.extents[0] * t.extents[1] * es;
       const double mc = memcpy_ms(bytes);
@@ -208,7 +237,8 @@ int main(int argc, char** argv) {
             codegen::TransposeTile{64, 32, 4}, codegen::TransposeTile{128, 32, 8}, codegen::TransposeTile{64, 128, 4},
             codegen::TransposeTile{128, 64, 4}, codegen::TransposeTile{128, 128, 4}, codegen::TransposeTile{64, 64, 2},
             codegen::TransposeTile{32, 64, 4}, codegen::TransposeTile{32, 32, 2}}) {
-        const std::string name = "transpose " + std::string(to_string(dt)) + (t.src_offset ? " uneven" : "") +
+        const std::string name = "transpose " + std::string(to_string(dt)) +
+                                 (t.src_offset ? " uneven" : t.extents[1] == 65536 ? " wide" : "") +
                                  " generated " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " w" +
                                  std::to_string(tile.warps);
         try {  // compiles the kernel, or says why the tile cannot be taken (too small for its
