@@ -24,8 +24,8 @@ int count(const std::string& text, const std::string& needle) {
 
 const Element kRaw4(4, Element::Kind::integer, "raw");
 
-// f32, vectors, 32 lanes along the run (128 elements), 4 rows per thread, 8 warps: one lane row
-// down b per warp, so the tile is 4 x 1 x 8 = 32 rows of 128; 16 registers = 4 vectors per
+// f32, vectors, 32 lanes along the run (128 elements), 4 rows per thread, 8 warps: one row per
+// warp, repeated 4 times, so the tile is 4 x 1 x 8 = 32 rows of 128; 16 registers = 4 vectors per
 // thread, each loaded and stored whole in full tiles; cut tiles test each vector against the run
 // (whole, or element by element) and the row.
 TEST(CopyKernel, F32_32x128_ByHand) {
@@ -39,21 +39,25 @@ TEST(CopyKernel, F32_32x128_ByHand) {
   EXPECT_EQ(count(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
   EXPECT_EQ(count(k.source, "if (x + 4ll <= xlim)"), 8) << k.source;  // 4 vectors, each way
   EXPECT_EQ(count(k.source, "__shared__"), 2);                         // the box descriptor and its index only
-  // A thread's 4 rows are consecutive (blocked [4, 4]: its rows before the warps down b), so
-  // its vector j is j rows below its first; warp w starts at row 4 w, lane l at element 4 l.
-  EXPECT_NE(k.source.find("p + base + (0ll + 3ll * stride)"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("((warp >> 2 & 1u) ? 16ll : 0ll)"), std::string::npos) << k.source;
+  // Warp w holds row w of each 8-row repetition, so a thread's vector j is 8 j rows below its
+  // first (blocked [1, 4] / [1, 32] / [8, 1] repeated 4 times); lane l starts at element 4 l.
+  EXPECT_NE(k.source.find("p + base + (0ll + 24ll * stride)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("((warp >> 2 & 1u) ? 4ll : 0ll)"), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("((lane >> 4 & 1u) ? 64ll : 0ll)"), std::string::npos) << k.source;
 }
 
-// A short run: 4 lanes along 16 f32, 8 lanes down b, 2 rows per thread, 2 warps: 2 x 8 x 2 = 32
-// rows of 16.
+// A short run: 4 lanes along 16 f32, 8 lanes down b, 2 warps, repeated twice: 2 x 8 x 2 = 32
+// rows of 16. Each warp access covers 8 consecutive whole rows (512 contiguous bytes of a packed
+// side): lane bit 2 is the next row, warp 1 starts 8 rows down, the repetition 16 rows down.
 TEST(CopyKernel, ShortRunPutsLanesDownTheRows) {
   const auto k = copy_kernel(kRaw4, CopyTile{16, 2, 2}, TransposeAccess::vectors);
   EXPECT_EQ(k.tile_a, 16);
   EXPECT_EQ(k.tile_b, 32);
   EXPECT_EQ(k.threads, 64);
   EXPECT_EQ(k.registers, 8);
+  EXPECT_NE(k.source.find("((lane >> 2 & 1u) ? 1ll : 0ll)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("((warp >> 0 & 1u) ? 8ll : 0ll)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("p + base + (0ll + 16ll * stride)"), std::string::npos) << k.source;
 }
 
 // Scalar: one element per access (no vector types); realigned: the realigned helpers, groups of

@@ -3,9 +3,9 @@
 //
 // A box whose innermost mode `a` is contiguous on both sides is cut into tiles of tile.b rows (its
 // next mode out, `b`, with strides sb and db) by tile.a elements of a; any other modes are a batch.
-// A tile is loaded in one thread layout, blocked [R, V] / [32 / la, la] / [W, 1] order [1, 0] over
-// (b, a): V consecutive elements of a per vector (16 bytes), la lanes along a first, then lanes and
-// warps down b, R rows per thread. It is stored in the same layout, so the conversion between the
+// A tile is loaded in one thread layout, blocked [1, V] / [32 / la, la] / [W, 1] order [1, 0] over
+// (b, a) repeated R times down b: V consecutive elements of a per vector (16 bytes), la lanes along
+// a first, then lanes and warps down b. It is stored in the same layout, so the conversion between the
 // two sides is the identity (no shared memory, no exchange) and both global sides are coalesced
 // and vectorised by the layout. The thread mapping is that layout, not index arithmetic.
 //
