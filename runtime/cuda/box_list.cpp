@@ -263,9 +263,9 @@ BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, c
   Tables::Entry& e = it->second;
   if (fresh) {
     std::vector<codegen::CopyBoxDesc> ds;
-    for (std::size_t i = 0; i < boxes_.size(); ++i) {
-      codegen::CopyBoxDesc d = internal::copy_box_desc(boxes_[i]);
-      d.source = source_[i];
+    auto add = [&](const Transfer& t, int source) {
+      codegen::CopyBoxDesc d = internal::copy_box_desc(t);
+      d.source = source;
       d.tiles_a = (d.A + tile_a - 1) / tile_a;
       d.tiles_b = (d.B + tile_b - 1) / tile_b;
       long long batch = 1;
@@ -273,9 +273,37 @@ BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, c
       d.first = e.chunks;
       d.tiles = d.tiles_a * d.tiles_b * batch;
       e.chunks += d.tiles;
-      e.modes = std::max(e.modes, static_cast<int>(boxes_[i].extents.size()));
+      e.modes = std::max(e.modes, static_cast<int>(t.extents.size()));
       ds.push_back(d);
+    };
+    for (std::size_t i = 0; i < boxes_.size(); ++i) {
+      // A box of fewer rows than half a tile whose run spans two tiles or more is folded: its run
+      // becomes rows of tile_a (a new mode, stride tile_a on both sides) and a tail box of what
+      // is left, so a long contiguous run (an unpack of back-to-back rows merges into one) fills
+      // whole tiles instead of one row of each.
+      const Transfer& t = boxes_[i];
+      const std::size_t r = t.extents.size();
+      const std::int64_t A = t.extents.back(), B = r >= 2 ? t.extents[r - 2] : 1;
+      if (2 * B > tile_b || A < 2 * tile_a || r + 1 > static_cast<std::size_t>(kMaxModes)) {
+        add(t, source_[i]);
+        continue;
+      }
+      Transfer main = t;
+      main.extents.back() = A / tile_a;
+      main.src_strides.back() = main.dst_strides.back() = tile_a;
+      main.extents.push_back(tile_a);
+      main.src_strides.push_back(1);
+      main.dst_strides.push_back(1);
+      add(main, source_[i]);
+      if (A % tile_a) {
+        Transfer tail = t;
+        tail.extents.back() = A % tile_a;
+        tail.src_offset += A / tile_a * tile_a;
+        tail.dst_offset += A / tile_a * tile_a;
+        add(tail, source_[i]);
+      }
     }
+    e.boxes = static_cast<std::int64_t>(ds.size());
     const std::size_t bytes = ds.size() * sizeof(codegen::CopyBoxDesc);
     if (bytes) {
       try {
@@ -291,7 +319,7 @@ BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, c
       }
     }
   }
-  return {e.dev, e.chunks, static_cast<int>(boxes_.size()), e.modes};
+  return {e.dev, e.chunks, static_cast<int>(e.boxes), e.modes};
 }
 
 }  // namespace axe::cuda

@@ -88,6 +88,7 @@ struct BoxList::Tables {
     void* host = nullptr;
     std::int64_t chunks = 0;
     int modes = 0;
+    std::int64_t boxes = 0;  // copy_tiles: the table's boxes (folded boxes add their tails)
   };
   std::map<int, Entry> by_align;         // key 0: the realigned-row table (row_device)
   std::map<std::pair<std::int64_t, std::int64_t>, Entry> copy_tiles;  // copy_device by tile
