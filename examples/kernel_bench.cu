@@ -4,7 +4,9 @@
 // rows marked "unit" run the same boxes on the box kernel alone (realigned rows off), rows
 // marked "engines" through the copy engines (cudaMemcpy2DAsync), where they qualify.
 //
-//   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N]
+//   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--copies]
+//
+// --copies runs the pack, unpack and copy rows only (no transposes).
 //
 // --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|transpose_kernel" ... kernel_bench --iters 1 --warmup 0).
@@ -78,11 +80,13 @@ double median_ms(const std::function<void()>& f, cudaStream_t s) {
 int main(int argc, char** argv) {
   std::string json;
   std::int64_t mib = 256;
+  bool copies_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) g_iters = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) g_warmup = std::max(0, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--copies")) copies_only = true;
   }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -130,9 +134,10 @@ int main(int argc, char** argv) {
                       median_ms([&] { copy_generated(l, src, dst, s); }, s), mc});
   };
   // Other tiles and accesses of the generated copy on one list ("generated a=A RxW access").
-  auto copy_sweep = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc) {
+  auto copy_sweep = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc,
+                        std::vector<codegen::TransposeAccess> accesses) {
     const std::int64_t v = 16 / size_of(l.dtype());
-    for (auto access : {codegen::TransposeAccess::realigned, codegen::TransposeAccess::scalar}) {
+    for (auto access : accesses) {
       const std::int64_t w = access == codegen::TransposeAccess::scalar ? 1 : v;
       for (const codegen::CopyTile& t : {codegen::CopyTile{8 * w, 4, 8}, codegen::CopyTile{32 * w, 4, 8},
                                          codegen::CopyTile{32 * w, 2, 8}, codegen::CopyTile{32 * w, 4, 4},
@@ -144,6 +149,8 @@ int main(int argc, char** argv) {
       }
     }
   };
+  const std::vector<codegen::TransposeAccess> unaligned{codegen::TransposeAccess::realigned,
+                                                        codegen::TransposeAccess::scalar};
   // pack / unpack: runs of `run` bytes (f32), every other run of the source (stride 2 runs).
   for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096, 8192, 16384}) {
     const std::int64_t es = 4, re = run / es, nrun = payload / run;
@@ -153,6 +160,11 @@ int main(int argc, char** argv) {
     const double mc = memcpy_ms(payload);
     both("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc);
     both("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc);
+    if (run == 16 || run == 64 || run == 4096) {
+      copy_sweep("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc, {codegen::TransposeAccess::vectors});
+      if (run == 4096)
+        copy_sweep("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc, {codegen::TransposeAccess::vectors});
+    }
   }
   // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
   // aligned address (2-byte units for the box kernel alone), and of 2047 f32 (4-byte units); the
@@ -164,10 +176,10 @@ int main(int argc, char** argv) {
     const std::string n = std::string(to_string(dt));
     const double mc = memcpy_ms(nrun * re * es);
     both("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
-    copy_sweep("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
+    copy_sweep("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc, unaligned);
     Transfer u{{nrun, re}, 0, {re, 1}, 1, {4095, 1}, 0};
     both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
-    copy_sweep("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
+    copy_sweep("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc, unaligned);
     Transfer c{{nrun, 4088}, 0, {4096, 1}, 1, {4095, 1}, 0};
     both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b,
          memcpy_ms(nrun * 4088 * es));
@@ -194,86 +206,88 @@ int main(int argc, char** argv) {
     auto many = BoxList::pack(msgs, DType::F32);
     both("pack f32 64 boxes run 256B", many, a, b, memcpy_ms(many.elements() * 4));
   }
-  // transposes: square matrices of the payload size (the largest power-of-two side within it).
-  auto square_side = [&](std::int64_t es) {
-    std::int64_t side = 1;
-    while ((side * 2) * (side * 2) * es <= payload) side *= 2;
-    return side;
-  };
-  for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
-    const std::int64_t es = size_of(dt);
-    const std::int64_t side = square_side(es);
-    Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
-    const std::int64_t bytes = side * side * es;
-    const double mc = memcpy_ms(bytes);
-    rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2",
-                    double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
-    // The same by the kernel generated from thread layouts (codegen/transpose_codegen.hpp).
-    rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2 generated",
-                    double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
-  }
-  // The generated transpose's tile, per dtype (tile b x a, warps): on the square and on "wide"
-  // 4096 x 65536 (fewer rows for wider types; 16-byte vectors) and on the uneven 3001 x 5003 box
-  // at offset 1 (realigned words). Tiles the kernel cannot take
-  // are skipped, with the reason on stderr.
-  for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
-    const std::int64_t es = size_of(dt);
-    const std::int64_t side = square_side(es);
-    std::int64_t urows = 3001;
-    while (urows * 5003 * es > payload) urows /= 2;
-    const Transfer sq{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
-    const Transfer un{{urows, 5003}, 1, {5003, 1}, 1, {1, urows}, 0};
-    std::int64_t wrows = 4096;
-    while (wrows * 65536 * es > payload) wrows /= 2;
-    const Transfer wide{{wrows, 65536}, 0, {65536, 1}, 0, {1, wrows}, 0};
-    for (const auto& [t, access] : {std::pair{sq, codegen::TransposeAccess::vectors},
-                                    std::pair{wide, codegen::TransposeAccess::vectors},
-                                    std::pair{un, codegen::TransposeAccess::realigned}}) {
-      const std::int64_t bytes = t.extents[0] * t.extents[1] * es;
+  if (!copies_only) {  // --copies skips the transposes
+    // transposes: square matrices of the payload size (the largest power-of-two side within it).
+    auto square_side = [&](std::int64_t es) {
+      std::int64_t side = 1;
+      while ((side * 2) * (side * 2) * es <= payload) side *= 2;
+      return side;
+    };
+    for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+      const std::int64_t es = size_of(dt);
+      const std::int64_t side = square_side(es);
+      Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
+      const std::int64_t bytes = side * side * es;
       const double mc = memcpy_ms(bytes);
-      for (codegen::TransposeTile tile :
-           {codegen::TransposeTile{64, 64, 4}, codegen::TransposeTile{64, 64, 8}, codegen::TransposeTile{128, 64, 8},
-            codegen::TransposeTile{64, 128, 8}, codegen::TransposeTile{128, 128, 8}, codegen::TransposeTile{32, 32, 4},
-            codegen::TransposeTile{64, 32, 4}, codegen::TransposeTile{128, 32, 8}, codegen::TransposeTile{64, 128, 4},
-            codegen::TransposeTile{128, 64, 4}, codegen::TransposeTile{128, 128, 4}, codegen::TransposeTile{64, 64, 2},
-            codegen::TransposeTile{32, 64, 4}, codegen::TransposeTile{32, 32, 2}}) {
-        const std::string name = "transpose " + std::string(to_string(dt)) +
-                                 (t.src_offset ? " uneven" : t.extents[1] == 65536 ? " wide" : "") +
-                                 " generated " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " w" +
-                                 std::to_string(tile.warps);
-        try {  // compiles the kernel, or says why the tile cannot be taken (too small for its
-               // warps, too wide to realign, more shared memory than the device has)
-          transform_generated(t, dt, a, b, s, &tile, access);
-        } catch (const Error& e) {
-          std::fprintf(stderr, "kernel_bench: %s skipped: %s\n", name.c_str(), e.what());
-          continue;
+      rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2",
+                      double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
+      // The same by the kernel generated from thread layouts (codegen/transpose_codegen.hpp).
+      rows.push_back({"transpose " + std::string(to_string(dt)) + " " + std::to_string(side) + "^2 generated",
+                      double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
+    }
+    // The generated transpose's tile, per dtype (tile b x a, warps): on the square and on "wide"
+    // 4096 x 65536 (fewer rows for wider types; 16-byte vectors) and on the uneven 3001 x 5003 box
+    // at offset 1 (realigned words). Tiles the kernel cannot take
+    // are skipped, with the reason on stderr.
+    for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
+      const std::int64_t es = size_of(dt);
+      const std::int64_t side = square_side(es);
+      std::int64_t urows = 3001;
+      while (urows * 5003 * es > payload) urows /= 2;
+      const Transfer sq{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
+      const Transfer un{{urows, 5003}, 1, {5003, 1}, 1, {1, urows}, 0};
+      std::int64_t wrows = 4096;
+      while (wrows * 65536 * es > payload) wrows /= 2;
+      const Transfer wide{{wrows, 65536}, 0, {65536, 1}, 0, {1, wrows}, 0};
+      for (const auto& [t, access] : {std::pair{sq, codegen::TransposeAccess::vectors},
+                                      std::pair{wide, codegen::TransposeAccess::vectors},
+                                      std::pair{un, codegen::TransposeAccess::realigned}}) {
+        const std::int64_t bytes = t.extents[0] * t.extents[1] * es;
+        const double mc = memcpy_ms(bytes);
+        for (codegen::TransposeTile tile :
+             {codegen::TransposeTile{64, 64, 4}, codegen::TransposeTile{64, 64, 8}, codegen::TransposeTile{128, 64, 8},
+              codegen::TransposeTile{64, 128, 8}, codegen::TransposeTile{128, 128, 8}, codegen::TransposeTile{32, 32, 4},
+              codegen::TransposeTile{64, 32, 4}, codegen::TransposeTile{128, 32, 8}, codegen::TransposeTile{64, 128, 4},
+              codegen::TransposeTile{128, 64, 4}, codegen::TransposeTile{128, 128, 4}, codegen::TransposeTile{64, 64, 2},
+              codegen::TransposeTile{32, 64, 4}, codegen::TransposeTile{32, 32, 2}}) {
+          const std::string name = "transpose " + std::string(to_string(dt)) +
+                                   (t.src_offset ? " uneven" : t.extents[1] == 65536 ? " wide" : "") +
+                                   " generated " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " w" +
+                                   std::to_string(tile.warps);
+          try {  // compiles the kernel, or says why the tile cannot be taken (too small for its
+                 // warps, too wide to realign, more shared memory than the device has)
+            transform_generated(t, dt, a, b, s, &tile, access);
+          } catch (const Error& e) {
+            std::fprintf(stderr, "kernel_bench: %s skipped: %s\n", name.c_str(), e.what());
+            continue;
+          }
+          rows.push_back({name, double(bytes),
+                          median_ms([&] { transform_generated(t, dt, a, b, s, &tile, access); }, s), mc});
         }
-        rows.push_back({name, double(bytes),
-                        median_ms([&] { transform_generated(t, dt, a, b, s, &tile, access); }, s), mc});
       }
     }
-  }
-  // Uneven transposes: 4096 x 65536 and an uneven shard (3001 x 5003, offset 1), per dtype, both kernels.
-  for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
-    const std::int64_t es = size_of(dt);
-    struct Box { std::int64_t rows, cols, off; };
-    for (Box bx : {Box{4096, 65536, 0}, Box{3001, 5003, 1}}) {
-      std::int64_t rows_ = bx.rows, cols = bx.cols;
-      while (rows_ * cols * es > payload) rows_ /= 2;  // stays within the buffers
-      Transfer t{{rows_, cols}, bx.off, {cols, 1}, bx.off, {1, rows_}, 0};
-      const std::int64_t bytes = rows_ * cols * es;
-      const double mc = memcpy_ms(bytes);
-      const std::string n = "transpose " + std::string(to_string(dt)) + " " + std::to_string(rows_) + "x" + std::to_string(cols) + (bx.off ? "+1" : "");
-      rows.push_back({n, double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
-      rows.push_back({n + " generated", double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
-      if (bx.off) {  // the scalar kernel the realigned one replaces
-        const auto scalar = codegen::TransposeAccess::scalar;
-        rows.push_back({n + " scalar", double(bytes),
-                        median_ms([&] { transform_generated(t, dt, a, b, s, nullptr, scalar); }, s), mc});
+    // Uneven transposes: 4096 x 65536 and an uneven shard (3001 x 5003, offset 1), per dtype, both kernels.
+    for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+      const std::int64_t es = size_of(dt);
+      struct Box { std::int64_t rows, cols, off; };
+      for (Box bx : {Box{4096, 65536, 0}, Box{3001, 5003, 1}}) {
+        std::int64_t rows_ = bx.rows, cols = bx.cols;
+        while (rows_ * cols * es > payload) rows_ /= 2;  // stays within the buffers
+        Transfer t{{rows_, cols}, bx.off, {cols, 1}, bx.off, {1, rows_}, 0};
+        const std::int64_t bytes = rows_ * cols * es;
+        const double mc = memcpy_ms(bytes);
+        const std::string n = "transpose " + std::string(to_string(dt)) + " " + std::to_string(rows_) + "x" + std::to_string(cols) + (bx.off ? "+1" : "");
+        rows.push_back({n, double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
+        rows.push_back({n + " generated", double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
+        if (bx.off) {  // the scalar kernel the realigned one replaces
+          const auto scalar = codegen::TransposeAccess::scalar;
+          rows.push_back({n + " scalar", double(bytes),
+                          median_ms([&] { transform_generated(t, dt, a, b, s, nullptr, scalar); }, s), mc});
+        }
       }
     }
-  }
 
+  }
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
   std::printf("%-34s %10s %10s %10s %10s %7s\n", "kernel", "MiB", "ms", "GB/s", "memcpyGB/s", "ratio");
   for (const auto& r : rows) {
