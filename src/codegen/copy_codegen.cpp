@@ -55,11 +55,92 @@ void emit_edge_vectors(std::ostringstream& o, bool load, const std::string& t, c
   }
 }
 
+// Device helpers of the destination-word access (CopyKernel with TransposeAccess::realigned),
+// AXE_ES the element size: bytes [b0, b1) of the aligned word at w, the others zero (one 16-byte
+// load for a whole word, else element by element: never a byte outside [b0, b1)); the same for a
+// store; a 32-byte funnel shift; b0 and b1 are multiples of AXE_ES in 0..16.
+const char* const kWordHelpers = R"(
+template <int S> struct axe_unit;
+template <> struct axe_unit<1> { typedef unsigned char T; };
+template <> struct axe_unit<2> { typedef unsigned short T; };
+template <> struct axe_unit<4> { typedef unsigned int T; };
+template <> struct axe_unit<8> { typedef unsigned long long T; };
+__device__ __forceinline__ uint4 axe_load_range(unsigned long long w, int b0, int b1) {
+  if (b0 == 0 && b1 == 16) return *reinterpret_cast<const uint4*>(w);
+  union { uint4 v; typename axe_unit<AXE_ES>::T e[16 / AXE_ES]; } u;
+  u.v = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+  for (int j = 0; j < 16 / AXE_ES; ++j)
+    if (j * AXE_ES >= b0 && j * AXE_ES < b1) u.e[j] = reinterpret_cast<const typename axe_unit<AXE_ES>::T*>(w)[j];
+  return u.v;
+}
+__device__ __forceinline__ void axe_store_range(unsigned long long w, int b0, int b1, uint4 v) {
+  if (b0 == 0 && b1 == 16) {
+    *reinterpret_cast<uint4*>(w) = v;
+    return;
+  }
+  union { uint4 v; typename axe_unit<AXE_ES>::T e[16 / AXE_ES]; } u;
+  u.v = v;
+#pragma unroll
+  for (int j = 0; j < 16 / AXE_ES; ++j)
+    if (j * AXE_ES >= b0 && j * AXE_ES < b1) reinterpret_cast<typename axe_unit<AXE_ES>::T*>(w)[j] = u.e[j];
+}
+__device__ __forceinline__ int axe_clamp16(long long x) { return (int)min(max(x, 0ll), 16ll); }
+__device__ __forceinline__ uint4 axe_shift16(uint4 a, uint4 b, unsigned k) {
+  const unsigned q = k >> 2, r = 8 * (k & 3u);
+  const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  unsigned s[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) s[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r),
+                    __funnelshift_r(s[2], s[3], r), __funnelshift_r(s[3], s[4], r));
+}
+)";
+
+// The destination words of one tile: registers (words) with coordinates `c` (x: the word within
+// the tile, y: the row), rows at s + y * sb and o + y * db (bytes), L bytes each, words a0w + x.
+// Every load of the thread is issued before its first store.
+void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) {
+  thread_terms(o, c, "tx", "ty");
+  o << "  uint4 lo[" << registers << "], hi[" << registers << "];\n"
+    << "  unsigned long long wd[" << registers << "];\n"
+    << "  unsigned sh[" << registers << "];\n  int b0[" << registers << "], b1[" << registers << "];\n"
+    << "  bool ok[" << registers << "];\n";
+  for (std::int64_t r = 0; r < registers; ++r) {
+    const auto ur = static_cast<std::uint64_t>(r);
+    const std::string R = std::to_string(r);
+    o << "  {\n    const long long y = ty + " << sum_of(c.m.y, ur) << "ll;\n"
+      << "    ok[" << R << "] = y < ylim;\n"
+      << "    if (ok[" << R << "]) {\n"
+      << "      const unsigned long long D = (unsigned long long)(o + y * db), S = (unsigned long long)(s + y * sb);\n"
+      << "      wd[" << R << "] = (D & ~15ull) + 16ull * (unsigned long long)(a0w + tx + " << sum_of(c.m.x, ur) << "ll);\n"
+      << "      const long long at = (long long)(wd[" << R << "] - D);  // the word's first byte in the row: -15 ..\n"
+      << "      ok[" << R << "] = at < L;\n"
+      << "      if (ok[" << R << "]) {\n"
+      << "        b0[" << R << "] = axe_clamp16(-at);\n        b1[" << R << "] = axe_clamp16(L - at);\n"
+      << "        const unsigned long long s0 = S + at, w = s0 & ~15ull;\n"
+      << "        sh[" << R << "] = (unsigned)(s0 & 15ull);\n"
+      << "        const long long wa = at - (long long)sh[" << R << "];  // w's first byte in the row\n"
+      << "        lo[" << R << "] = axe_load_range(w, axe_clamp16(-wa), axe_clamp16(L - wa));\n"
+      << "        hi[" << R << "] = sh[" << R << "] ? axe_load_range(w + 16ull, axe_clamp16(-wa - 16), axe_clamp16(L - wa - 16))"
+      << " : make_uint4(0u, 0u, 0u, 0u);\n"
+      << "      }\n    }\n  }\n";
+  }
+  for (std::int64_t r = 0; r < registers; ++r) {
+    const std::string R = std::to_string(r);
+    o << "  if (ok[" << R << "]) axe_store_range(wd[" << R << "], b0[" << R << "], b1[" << R << "], sh[" << R
+      << "] ? axe_shift16(lo[" << R << "], hi[" << R << "], sh[" << R << "]) : lo[" << R << "]);\n";
+  }
+}
+
 }  // namespace
 
 CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run) {
   const std::int64_t v = access == TransposeAccess::scalar ? 1 : 16 / element_bytes;
-  // Lanes along a: as many as the run fills (a power of two within it), at most the warp.
+  // Lanes along a: as many as the run fills (a power of two within it), at most the warp. For
+  // destination words too, though a 4094-byte row's 257 words leave 31 of the last tile's 32
+  // lanes idle: 8 lanes were slower still (kernel_bench, one H100, 2026-11-27: bf16 rows of 2047
+  // unpacked at 60.5% of memcpy with 8 lanes, 77.1% with 32; f32 86.8% with 16, 89.8% with 32).
   std::int64_t a = 32 * v;
   while (a > v && a > run) a /= 2;
   return CopyTile{a, 4, 8};
@@ -81,24 +162,26 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
          "-element vectors on 1 to 32 lanes only");
   }
   const std::int64_t la = ta / v, lb = 32 / la;
+  const bool words = access == TransposeAccess::realigned;
   k.tile_a = ta;
   k.tile_b = tile.rows * lb * tile.warps;
   k.threads = 32 * tile.warps;
-  const std::vector<std::int64_t> shape{k.tile_b, ta};
+  // The layout's shape: elements (vectors of V), or destination words (one per register).
+  const std::int64_t wa = words ? la : ta;
+  const std::vector<std::int64_t> shape{k.tile_b, wa};
   // One layout for both sides: V consecutive a per vector, la lanes along a first, then lanes and
   // warps down b, repeated R times down b (a thread's rows are lb x W apart, so each warp access
   // covers whole rows or runs of consecutive rows: rows per thread inside the lanes, blocked
   // [R, V], made a warp's 16-byte pieces of one 64-byte packed row land in four instructions and
   // ran a 16-byte-run pack at 19.5% of memcpy against 65.5% for the box kernel, kernel_bench on
   // one H100, 2026-11-27).
-  const std::vector<std::int64_t> spt{1, v}, tpw{lb, la}, wpc{tile.warps, 1}, order{1, 0};
+  const std::vector<std::int64_t> spt{1, words ? 1 : v}, tpw{lb, la}, wpc{tile.warps, 1}, order{1, 0};
   const AxeLayout layout =
       linear::from_linear(linear::blocked_layout(shape, spt, tpw, wpc, order)).layout;
   const ThreadColumns cols = thread_columns(layout, shape);
-  const Coords c = coords_of(cols, ta, true);
-  k.registers = cols.registers();
+  const Coords c = coords_of(cols, wa, true);
+  k.registers = cols.registers() * (words ? v : 1);  // elements a thread holds
   const std::string t(element_type(es));
-  const bool realigned = access == TransposeAccess::realigned;
 
   std::ostringstream o;
   o << "// Generated by axe (codegen/copy_codegen): " << k.tile_b << "x" << ta << " tiles of " << es
@@ -107,24 +190,33 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   o << "struct __align__(16) axe_copy_box {\n"
     << "  long long A, B, sb, db, soff, doff, tiles_a, tiles_b, first, tiles, nb, source;\n"
     << "  long long bext[" << kCopyBatchModes << "], bsst[" << kCopyBatchModes << "], bdst[" << kCopyBatchModes
-    << "];\n};\n";
-  if (realigned) o << "#define AXE_ES " << es << "\n" << kRealignHelpers;
-  auto fn = [&](const char* name, bool load, bool edge) {
-    o << "__device__ __forceinline__ void " << name << "(" << (load ? "" : "const ") << t << " (&r)["
-      << k.registers << "], " << (load ? "const " : "") << t << "* __restrict__ p, long long stride"
-      << (edge ? ", long long xlim, long long ylim" : "") << (realigned && load && !edge ? ", bool interior" : "")
-      << ", unsigned lane, unsigned warp) {\n";
-    if (realigned && !edge) emit_realigned(o, load, t, c, k.registers, v, la);
-    else if (edge && v > 1 && !realigned) emit_edge_vectors(o, load, t, c, k.registers, v, es);
-    else emit_access(o, load, t, c, k.registers, v, edge);
+    << "];\n  long long per, small;\n};\n";
+  if (words) {
+    o << "#define AXE_ES " << es << "\n" << kWordHelpers
+      << "__device__ __forceinline__ void axe_copy_words(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
+         "long long sb, long long db, long long L, long long a0w, long long ylim, unsigned lane, unsigned warp) {\n";
+    emit_words(o, c, cols.registers());
     o << "}\n";
-  };
-  fn("axe_load_full", true, false);
-  fn("axe_load_edge", true, true);
-  fn("axe_store_full", false, false);
-  fn("axe_store_edge", false, true);
-  constexpr int words = sizeof(CopyBoxDesc) / 8;
-  o << "extern \"C\" __global__ void __launch_bounds__(" << k.threads << ") " << k.name << "(const " << t
+  } else {
+    auto fn = [&](const char* name, bool load, bool edge) {
+      o << "__device__ __forceinline__ void " << name << "(" << (load ? "" : "const ") << t << " (&r)["
+        << k.registers << "], " << (load ? "const " : "") << t << "* __restrict__ p, long long stride"
+        << (edge ? ", long long xlim, long long ylim" : "") << ", unsigned lane, unsigned warp) {\n";
+      if (edge && v > 1) emit_edge_vectors(o, load, t, c, k.registers, v, es);
+      else emit_access(o, load, t, c, k.registers, v, edge);
+      o << "}\n";
+    };
+    fn("axe_load_full", true, false);
+    fn("axe_load_edge", true, true);
+    fn("axe_store_full", false, false);
+    fn("axe_store_edge", false, true);
+  }
+  constexpr int desc_words = sizeof(CopyBoxDesc) / 8;
+  // At least 1024 threads per SM (64 registers for 256 threads), or 768 for destination words
+  // (80 registers, as the realigned-row kernel; at 64 ptxas spilled 40-152 bytes of them).
+  o << "extern \"C\" __global__ void __launch_bounds__(" << k.threads << ", "
+    << std::max<std::int64_t>(1, (words ? 768 : 1024) / k.threads)
+    << ") " << k.name << "(const " << t
     << "* __restrict__ src, " << t << "* __restrict__ dst, const " << t
     << "* __restrict__ src2, const axe_copy_box* __restrict__ table, int nboxes, long long tiles) {\n"
     << "  __shared__ axe_copy_box sd;\n  __shared__ int sbox;\n"
@@ -142,29 +234,48 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
     << "          lo += last * step;\n          n = min(step, n - last * step);\n        }\n"
     << "        if (threadIdx.x == 0) sbox = lo;\n      }\n"
     << "      __syncthreads();\n"
-    << "      if (threadIdx.x < " << words << ") reinterpret_cast<long long*>(&sd)[threadIdx.x] = "
+    << "      if (threadIdx.x < " << desc_words << ") reinterpret_cast<long long*>(&sd)[threadIdx.x] = "
     << "reinterpret_cast<const long long*>(table + sbox)[threadIdx.x];\n"
     << "      __syncthreads();\n"
     << "      begin = sd.first;\n      end = sd.first + sd.tiles;\n    }\n"
-    << "    const long long u = t - begin, per = sd.tiles_a * sd.tiles_b;\n"
-    << "    long long q = u / per;\n"
-    << "    const long long in = u - q * per;\n"
-    << "    const long long a0 = (in % sd.tiles_a) * " << ta << "ll, b0 = (in / sd.tiles_a) * " << k.tile_b << "ll;\n"
-    << "    long long so = sd.soff, dof = sd.doff;\n"
-    << "    for (int m = (int)sd.nb - 1; m >= 0; --m) {\n"
-    << "      const long long i = q % sd.bext[m];\n      q /= sd.bext[m];\n"
-    << "      so += i * sd.bsst[m];\n      dof += i * sd.bdst[m];\n    }\n"
-    << "    const " << t << "* s = (sd.source ? src2 : src) + so + a0 + b0 * sd.sb;\n"
-    << "    " << t << "* o = dst + dof + a0 + b0 * sd.db;\n"
-    << "    " << t << " r[" << k.registers << "];\n"
-    << "    if (a0 + " << ta << "ll <= sd.A && b0 + " << k.tile_b << "ll <= sd.B) {\n"
-    << "      axe_load_full(r, s, sd.sb, "
-    << (realigned ? "a0 > 0 && a0 + " + std::to_string(ta + v) + "ll <= sd.A, " : std::string()) << "lane, warp);\n"
-    << "      axe_store_full(r, o, sd.db, lane, warp);\n"
+    << "    // The tile's place in its box: 32-bit divisions where the box's indices fit (`small`).\n"
+    << "    long long ia, ib, so = sd.soff, dof = sd.doff;\n"
+    << "    if (sd.small) {\n"
+    << "      const unsigned u = (unsigned)(t - begin), per = (unsigned)sd.per, ta = (unsigned)sd.tiles_a;\n"
+    << "      unsigned q = u / per;\n"
+    << "      const unsigned in = u - q * per, b = in / ta;\n"
+    << "      ia = in - b * ta;\n      ib = b;\n"
+    << "      for (int m = (int)sd.nb - 1; m >= 0; --m) {\n"
+    << "        const unsigned e = (unsigned)sd.bext[m], nq = q / e, i = q - nq * e;\n        q = nq;\n"
+    << "        so += (long long)i * sd.bsst[m];\n        dof += (long long)i * sd.bdst[m];\n      }\n"
     << "    } else {\n"
-    << "      axe_load_edge(r, s, sd.sb, sd.A - a0, sd.B - b0, lane, warp);\n"
-    << "      axe_store_edge(r, o, sd.db, sd.A - a0, sd.B - b0, lane, warp);\n"
-    << "    }\n  }\n}\n";
+    << "      const long long u = t - begin;\n"
+    << "      long long q = u / sd.per;\n"
+    << "      const long long in = u - q * sd.per;\n"
+    << "      ib = in / sd.tiles_a;\n      ia = in - ib * sd.tiles_a;\n"
+    << "      for (int m = (int)sd.nb - 1; m >= 0; --m) {\n"
+    << "        const long long i = q % sd.bext[m];\n        q /= sd.bext[m];\n"
+    << "        so += i * sd.bsst[m];\n        dof += i * sd.bdst[m];\n      }\n"
+    << "    }\n"
+    << "    const long long b0 = ib * " << k.tile_b << "ll;\n";
+  if (words) {
+    o << "    const " << t << "* s = (sd.source ? src2 : src) + so + b0 * sd.sb;\n"
+      << "    " << t << "* o = dst + dof + b0 * sd.db;\n"
+      << "    axe_copy_words((const unsigned char*)s, (unsigned char*)o, sd.sb * " << es << "ll, sd.db * " << es
+      << "ll, sd.A * " << es << "ll, ia * " << la << "ll, sd.B - b0, lane, warp);\n  }\n}\n";
+  } else {
+    o << "    const long long a0 = ia * " << ta << "ll;\n"
+      << "    const " << t << "* s = (sd.source ? src2 : src) + so + a0 + b0 * sd.sb;\n"
+      << "    " << t << "* o = dst + dof + a0 + b0 * sd.db;\n"
+      << "    " << t << " r[" << k.registers << "];\n"
+      << "    if (a0 + " << ta << "ll <= sd.A && b0 + " << k.tile_b << "ll <= sd.B) {\n"
+      << "      axe_load_full(r, s, sd.sb, lane, warp);\n"
+      << "      axe_store_full(r, o, sd.db, lane, warp);\n"
+      << "    } else {\n"
+      << "      axe_load_edge(r, s, sd.sb, sd.A - a0, sd.B - b0, lane, warp);\n"
+      << "      axe_store_edge(r, o, sd.db, sd.A - a0, sd.B - b0, lane, warp);\n"
+      << "    }\n  }\n}\n";
+  }
   k.source = o.str();
   return k;
 }

@@ -60,18 +60,23 @@ TEST(CopyKernel, ShortRunPutsLanesDownTheRows) {
   EXPECT_NE(k.source.find("p + base + (0ll + 16ll * stride)"), std::string::npos) << k.source;
 }
 
-// Scalar: one element per access (no vector types); realigned: the realigned helpers, groups of
-// the lanes along the run.
+// Scalar: one element per access (no vector types). Realigned: destination words, one per
+// register: 16-bit elements on a 64-element tile are 8 words per row, 8 lanes along them and 4
+// down the rows, 8 warps, repeated 4 times: 128 rows, each thread 4 words (32 elements), rows 32
+// apart, every word range-checked against its row and read and written through the range helpers.
 TEST(CopyKernel, ScalarAndRealignedAccesses) {
   const auto s = copy_kernel(kRaw4, CopyTile{32, 4, 8}, TransposeAccess::scalar);
   EXPECT_EQ(s.vector, 1);
   EXPECT_EQ(count(s.source, "uint4*>(p"), 0);
   const Element e2(2, Element::Kind::integer, "raw");
-  const auto r = copy_kernel(e2, CopyTile{64, 4, 8}, TransposeAccess::realigned);  // 8 lanes of 8
+  const auto r = copy_kernel(e2, CopyTile{64, 4, 8}, TransposeAccess::realigned);
   EXPECT_EQ(r.vector, 8);
   EXPECT_EQ(r.tile_b, 4 * 4 * 8);
-  EXPECT_NE(r.source.find("axe_load_part"), std::string::npos);
-  EXPECT_NE(r.source.find("(lane & 7u) == 0u"), std::string::npos) << r.source;
+  EXPECT_EQ(r.registers, 32);
+  EXPECT_EQ(count(r.source, "= axe_load_range(w, "), 4) << r.source;
+  EXPECT_EQ(count(r.source, "axe_store_range(wd["), 4) << r.source;
+  EXPECT_NE(r.source.find("const long long y = ty + 96ll;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << r.source;  // lane 8: next row
 }
 
 // The default tile: the largest power of two within the shortest run, between one vector and 32.
@@ -81,6 +86,7 @@ TEST(CopyKernel, DefaultTileFollowsTheRun) {
   EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 100).a, 64);
   EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 3).a, 4);  // one vector at least
   EXPECT_EQ(default_copy_tile(2, TransposeAccess::realigned, 2047).a, 256);
+  EXPECT_EQ(default_copy_tile(2, TransposeAccess::realigned, 20).a, 16);
   EXPECT_EQ(default_copy_tile(1, TransposeAccess::scalar, 2047).a, 32);
 }
 

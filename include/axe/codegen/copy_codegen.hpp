@@ -9,6 +9,13 @@
 // two sides is the identity (no shared memory, no exchange) and both global sides are coalesced
 // and vectorised by the layout. The thread mapping is that layout, not index arithmetic.
 //
+// Rows that are not all 16-byte aligned (`realigned`) take destination words instead: the same
+// layout with one 16-byte word per register ([1, 1] per thread, la lanes along the words), where
+// word m of a row is the destination's aligned word m counted from the one holding the row's first
+// byte. Its bytes come from the two aligned source words they straddle (a funnel shift), and the
+// words at a row's two ends are read and written in pieces of the row's own bytes only. A row of
+// L bytes touches at most (L + 30) / 16 words; tiles_a counts tiles of la words.
+//
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
 // of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
 // when its tile leaves the box it has). Tiles cut by a box's edge move vector by vector where
@@ -39,6 +46,8 @@ struct alignas(16) CopyBoxDesc {
   long long first = 0, tiles = 0;  // this box's tiles in the list: [first, first + tiles)
   long long nb = 0, source = 0;    // batch modes; 1: the box reads src2
   long long bext[kCopyBatchModes] = {}, bsst[kCopyBatchModes] = {}, bdst[kCopyBatchModes] = {};
+  long long per = 0;    // tiles_a * tiles_b
+  long long small = 0;  // 1: the box's tile indices and batch extents fit 32 bits (32-bit division)
 };
 
 struct CopyTile {
@@ -51,7 +60,8 @@ struct CopyKernel {
   std::string source;
   std::string name = "axe_copy";
   std::int64_t threads = 0;
-  std::int64_t tile_a = 0, tile_b = 0;  // the tile: tile_b rows by tile_a elements
+  std::int64_t tile_a = 0, tile_b = 0;  // the tile: tile_b rows by tile_a elements (realigned:
+                                        // by tile_a / V destination words)
   TransposeAccess access = TransposeAccess::vectors;
   std::int64_t vector = 1;  // elements per global vector (1: scalar accesses)
   std::int64_t registers = 0;
