@@ -256,50 +256,59 @@ BoxList::Device BoxList::row_device(cudaStream_t stream) const {
                              make_rdesc);
 }
 
-BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, cudaStream_t stream) const {
+BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream) const {
   if (!tables_) return {};
   std::lock_guard<std::mutex> g(tables_->mu);
-  auto [it, fresh] = tables_->copy_tiles.try_emplace({tile_a, tile_b});
+  auto [it, fresh] = tables_->copy_tiles.try_emplace({words ? -tile_a : tile_a, tile_b});
+  const std::int64_t es = size_of(dtype_), v = 16 / es;
   Tables::Entry& e = it->second;
   if (fresh) {
     std::vector<codegen::CopyBoxDesc> ds;
     auto add = [&](const Transfer& t, int source) {
       codegen::CopyBoxDesc d = internal::copy_box_desc(t);
       d.source = source;
-      d.tiles_a = (d.A + tile_a - 1) / tile_a;
+      // Destination words: a row of L bytes touches at most (L + 30) / 16, tile_a / V per tile.
+      d.tiles_a = words ? ((d.A * es + 30) / 16 + tile_a / v - 1) / (tile_a / v) : (d.A + tile_a - 1) / tile_a;
       d.tiles_b = (d.B + tile_b - 1) / tile_b;
-      long long batch = 1;
-      for (long long k = 0; k < d.nb; ++k) batch *= d.bext[k];
+      long long batch = 1, widest = 0;
+      for (long long k = 0; k < d.nb; ++k) {
+        batch *= d.bext[k];
+        widest = std::max(widest, d.bext[k]);
+      }
       d.first = e.chunks;
-      d.tiles = d.tiles_a * d.tiles_b * batch;
+      d.per = d.tiles_a * d.tiles_b;
+      d.tiles = d.per * batch;
+      d.small = d.tiles < (1ll << 32) && widest < (1ll << 32) ? 1 : 0;
       e.chunks += d.tiles;
       e.modes = std::max(e.modes, static_cast<int>(t.extents.size()));
       ds.push_back(d);
     };
     for (std::size_t i = 0; i < boxes_.size(); ++i) {
       // A box of fewer rows than half a tile whose run spans two tiles or more is folded: its run
-      // becomes rows of tile_a (a new mode, stride tile_a on both sides) and a tail box of what
-      // is left, so a long contiguous run (an unpack of back-to-back rows merges into one) fills
-      // whole tiles instead of one row of each.
+      // becomes rows of `fold` elements (a new mode, stride `fold` on both sides) and a tail box
+      // of what is left, so a long contiguous run (an unpack of back-to-back rows merges into one)
+      // fills whole tiles instead of one row of each. A row of tile_a - V elements touches at most
+      // tile_a / V destination words, one tile's.
       const Transfer& t = boxes_[i];
       const std::size_t r = t.extents.size();
       const std::int64_t A = t.extents.back(), B = r >= 2 ? t.extents[r - 2] : 1;
-      if (2 * B > tile_b || A < 2 * tile_a || r + 1 > static_cast<std::size_t>(kMaxModes)) {
+      const std::int64_t fold = words ? tile_a - v : tile_a;
+      if (2 * B > tile_b || fold <= 0 || A < 2 * fold || r + 1 > static_cast<std::size_t>(kMaxModes)) {
         add(t, source_[i]);
         continue;
       }
       Transfer main = t;
-      main.extents.back() = A / tile_a;
-      main.src_strides.back() = main.dst_strides.back() = tile_a;
-      main.extents.push_back(tile_a);
+      main.extents.back() = A / fold;
+      main.src_strides.back() = main.dst_strides.back() = fold;
+      main.extents.push_back(fold);
       main.src_strides.push_back(1);
       main.dst_strides.push_back(1);
       add(main, source_[i]);
-      if (A % tile_a) {
+      if (A % fold) {
         Transfer tail = t;
-        tail.extents.back() = A % tile_a;
-        tail.src_offset += A / tile_a * tile_a;
-        tail.dst_offset += A / tile_a * tile_a;
+        tail.extents.back() = A % fold;
+        tail.src_offset += A / fold * fold;
+        tail.dst_offset += A / fold * fold;
         add(tail, source_[i]);
       }
     }

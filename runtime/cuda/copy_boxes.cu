@@ -1,5 +1,5 @@
-// copy_boxes (include/axe/cuda/kernels.hpp): the copy-engine calls, the realigned-row kernel and
-// the box kernel (device/box_kernel.cuh) with a plain copy.
+// copy_boxes (include/axe/cuda/kernels.hpp): the copy-engine calls, the realigned-row kernel, the
+// generated copy (generated_copy.cpp) and the box kernel (device/box_kernel.cuh) with a plain copy.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -177,7 +177,8 @@ void launch_rows(const BoxList& rows, const char* src, char* dst, const char* sr
 
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
                 const void* src2) {
-  const BoxList::Split sp = list.split(copy_engine_policy());
+  const CopyEnginePolicy policy = copy_engine_policy();
+  const BoxList::Split sp = list.split(policy);
   const BoxList* kernel_list = sp.engine.empty() && !sp.rows ? &list : sp.rest.get();
   for (const EngineCopy& c : sp.engine) {
     const char* s = static_cast<const char*>(c.source ? src2 : src) + c.src_offset;
@@ -199,7 +200,13 @@ void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t st
       default: launch_rows<1>(*sp.rows, s, d, s2, stream); break;
     }
   }
-  if (kernel_list) launch(*kernel_list, src, dst, stream, CopyF{}, src2);
+  if (!kernel_list) return;
+  // Aligned strided boxes in runs of at least generated_min_run bytes: the generated tile copy
+  // (copy_engine.hpp gives the figures for and against).
+  if (copies_generated(*kernel_list, src, dst, src2, policy))
+    copy_generated(*kernel_list, src, dst, stream, src2);
+  else
+    launch(*kernel_list, src, dst, stream, CopyF{}, src2);
 }
 
 }  // namespace axe::cuda

@@ -35,6 +35,7 @@ CopyEnginePolicy env_policy() {
   p.min_bytes = tunable_int("AXE_COPY_ENGINE_MIN");
   p.unit_below = static_cast<int>(tunable_int("AXE_COPY_ENGINE_UNIT"));
   p.realign_min_row = tunable_int("AXE_REALIGN_MIN_ROW");
+  p.generated_min_run = tunable_int("AXE_GENERATED_COPY_MIN_RUN");
   return p;
 }
 
@@ -102,6 +103,9 @@ CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy) {
     fail("set_copy_engine_policy: unit_below " + std::to_string(policy.unit_below) + " is outside 1..17");
   if (policy.realign_min_row < 0)
     fail("set_copy_engine_policy: realign_min_row " + std::to_string(policy.realign_min_row) +
+         " is negative");
+  if (policy.generated_min_run < 0)
+    fail("set_copy_engine_policy: generated_min_run " + std::to_string(policy.generated_min_run) +
          " is negative");
   std::lock_guard<std::mutex> g(policy_mu());
   return std::exchange(policy_ref(), policy);

@@ -49,6 +49,22 @@ bool inner_contiguous(const Transfer& t) {
   return !t.extents.empty() && t.src_strides.back() == 1 && t.dst_strides.back() == 1;
 }
 
+// Whether every box of `list` (each inner_contiguous) has its offsets and outer strides in whole
+// 16-byte vectors, and so do the base pointers; `run` becomes the shortest run (elements).
+bool vectors_fit(const BoxList& list, const void* src, const void* dst, const void* src2, std::int64_t& run) {
+  const std::int64_t v = 16 / size_of(list.dtype());
+  bool fit = internal::pointer_align(dst) == 16 && (!src || internal::pointer_align(src) == 16) &&
+             (!src2 || internal::pointer_align(src2) == 16);
+  run = 0;
+  for (const Transfer& t : list.boxes()) {
+    run = run == 0 ? t.extents.back() : std::min(run, t.extents.back());
+    fit = fit && t.src_offset % v == 0 && t.dst_offset % v == 0;
+    for (std::size_t k = 0; k + 1 < t.extents.size(); ++k)
+      fit = fit && t.src_strides[k] % v == 0 && t.dst_strides[k] % v == 0;
+  }
+  return fit;
+}
+
 }  // namespace
 
 namespace internal {
@@ -76,6 +92,15 @@ codegen::CopyBoxDesc copy_box_desc(const Transfer& t) {
 
 }  // namespace internal
 
+bool copies_generated(const BoxList& list, const void* src, const void* dst, const void* src2,
+                      const CopyEnginePolicy& policy) {
+  if (policy.generated_min_run <= 0 || list.empty()) return false;
+  for (const Transfer& t : list.boxes())
+    if (t.extents.size() < 2 || !inner_contiguous(t)) return false;
+  std::int64_t run = 0;
+  return vectors_fit(list, src, dst, src2, run) && run * size_of(list.dtype()) >= policy.generated_min_run;
+}
+
 bool copy_generated_fits(const BoxList& list) {
   return std::all_of(list.boxes().begin(), list.boxes().end(), inner_contiguous);
 }
@@ -84,18 +109,11 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
                     const codegen::CopyTile* tile, std::optional<codegen::TransposeAccess> forced) {
   if (list.empty()) return;
   const std::int64_t es = size_of(list.dtype());
-  const std::int64_t v = 16 / es;
+  for (const Transfer& t : list.boxes())
+    if (!inner_contiguous(t))
+      fail("copy_generated: box " + to_string(t) + " is not contiguous along its innermost mode on both sides");
   std::int64_t run = 0;
-  bool fit = internal::pointer_align(dst) == 16;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Transfer& t = list.boxes()[i];
-    if (!inner_contiguous(t)) fail("copy_generated: box " + to_string(t) + " is not contiguous along its innermost mode on both sides");
-    run = run == 0 ? t.extents.back() : std::min(run, t.extents.back());
-    fit = fit && t.src_offset % v == 0 && t.dst_offset % v == 0;
-    for (std::size_t k = 0; k + 1 < t.extents.size(); ++k)
-      fit = fit && t.src_strides[k] % v == 0 && t.dst_strides[k] % v == 0;
-  }
-  fit = fit && (!src || internal::pointer_align(src) == 16) && (!src2 || internal::pointer_align(src2) == 16);
+  const bool fit = vectors_fit(list, src, dst, src2, run);
   const codegen::TransposeAccess access = forced ? *forced
                                           : fit  ? codegen::TransposeAccess::vectors
                                                  : codegen::TransposeAccess::realigned;
@@ -103,7 +121,8 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
     fail("copy_generated: vectors forced on boxes whose rows are not all 16-byte aligned");
   const codegen::CopyTile chosen = tile ? *tile : codegen::default_copy_tile(es, access, run);
   const Compiled& c = compiled(es, access, chosen);
-  const BoxList::Device dev = list.copy_device(c.k.tile_a, c.k.tile_b, stream);
+  const BoxList::Device dev =
+      list.copy_device(c.k.tile_a, c.k.tile_b, access == codegen::TransposeAccess::realigned, stream);
   if (dev.chunks == 0) return;
   long long tiles = dev.chunks;
   int nboxes = dev.boxes;

@@ -316,11 +316,43 @@ TEST(CopyEngine, SetCopyEnginePolicy_RejectsBadValuesAndReturnsThePrevious) {
 }
 
 // CopyEnginePolicy's defaults are the tunables table's (what the policy is when no AXE_* is set).
+// Which boxes copy_boxes hands to the generated copy (host only): aligned strided boxes whose
+// runs have at least generated_min_run bytes; not one contiguous run, shorter runs, a box of
+// another kind in the list, unaligned offsets or pointers, or the policy's 0.
+TEST(CopyEngine, CopiesGenerated_ByThePolicy) {
+  alignas(16) static unsigned char buf[64];
+  const void* p = buf;
+  const CopyEnginePolicy d;  // generated_min_run 128
+  CopyEnginePolicy never = d;
+  never.generated_min_run = 0;
+  const BoxList runs128 = BoxList::pack({Transfer{{8, 32}, 0, {64, 1}, 0, {32, 1}, 0}}, DType::F32);  // 128-byte runs
+  EXPECT_TRUE(copies_generated(runs128, p, p, nullptr, d));
+  EXPECT_FALSE(copies_generated(runs128, p, p, nullptr, never));
+  EXPECT_FALSE(copies_generated(runs128, buf + 4, p, nullptr, d));  // source pointer 4 bytes past
+  EXPECT_FALSE(copies_generated(runs128, p, p, buf + 8, d));        // a second source 8 bytes past
+  const BoxList runs64 = BoxList::pack({Transfer{{8, 16}, 0, {64, 1}, 0, {16, 1}, 0}}, DType::F32);
+  EXPECT_FALSE(copies_generated(runs64, p, p, nullptr, d));
+  const BoxList one_run = BoxList::pack({Transfer{{8, 32}, 0, {32, 1}, 0, {32, 1}, 0}}, DType::F32);  // merges
+  EXPECT_FALSE(copies_generated(one_run, p, p, nullptr, d));
+  const BoxList odd = BoxList::pack({Transfer{{8, 32}, 1, {64, 1}, 0, {32, 1}, 0}}, DType::F32);  // offset 1
+  EXPECT_FALSE(copies_generated(odd, p, p, nullptr, d));
+  const BoxList strided = BoxList::copy({Transfer{{8, 32}, 0, {1, 8}, 0, {32, 1}, 0}}, DType::F32);
+  EXPECT_FALSE(copies_generated(strided, p, p, nullptr, d));
+  BoxList mixed = runs128;
+  mixed.append(runs64);
+  EXPECT_FALSE(copies_generated(mixed, p, p, nullptr, d));
+  CopyEnginePolicy bad = d;
+  bad.generated_min_run = -1;
+  const std::string e = axe::test::error_of([&] { set_copy_engine_policy(bad); });
+  EXPECT_NE(e.find("generated_min_run -1 is negative"), std::string::npos) << e;
+}
+
 TEST(CopyEngine, DefaultPolicyIsTheTunablesDefaults) {
   const CopyEnginePolicy d;
   EXPECT_EQ(d.min_bytes, parse_bytes(tunable_info("AXE_COPY_ENGINE_MIN").default_value, "default"));
   EXPECT_EQ(d.unit_below, std::stoi(std::string(tunable_info("AXE_COPY_ENGINE_UNIT").default_value)));
   EXPECT_EQ(d.realign_min_row, parse_bytes(tunable_info("AXE_REALIGN_MIN_ROW").default_value, "default"));
+  EXPECT_EQ(d.generated_min_run, parse_bytes(tunable_info("AXE_GENERATED_COPY_MIN_RUN").default_value, "default"));
 }
 
 // ---- copy kernels ----------------------------------------------------------------------------
@@ -684,6 +716,32 @@ TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
 }
 
 // ---- the generated copy (codegen/copy_codegen.hpp) ----------------------------------------------
+
+// copy_boxes on lists the policy gives the generated copy (packs, unpacks and copies of 2- and
+// 3-mode f32 boxes in 128..512-byte runs at 16-byte strides) against the host, and against
+// itself with the generated copy off.
+TEST(CopyEngine, CopyBoxes_GeneratedCopyMatchesHost) {
+  AXE_REQUIRE_GPUS(1);
+  auto rng = axe::test::make_rng(970);
+  for (int rep = 0; rep < 8; ++rep) {
+    Case c;
+    for (int b = 0; b < 3; ++b) {
+      const std::int64_t planes = 1 + static_cast<std::int64_t>(rng() % 3), rows = 1 + static_cast<std::int64_t>(rng() % 50);
+      const std::int64_t run = 32 * (1 + static_cast<std::int64_t>(rng() % 4));
+      const std::int64_t ss = run + 4 * (1 + static_cast<std::int64_t>(rng() % 4)),
+                         ds = run + 4 * (1 + static_cast<std::int64_t>(rng() % 4));  // padded: rows stay a mode
+      Transfer t{{planes, rows, run}, c.src_elems + 4, {rows * ss + 8, ss, 1}, c.dst_elems + 8, {rows * ds + 4, ds, 1}, 0};
+      c.src_elems = t.src_offset + planes * (rows * ss + 8) + 4;
+      c.dst_elems = t.dst_offset + planes * (rows * ds + 4) + 4;
+      c.boxes.push_back(t);
+    }
+    alignas(16) static unsigned char buf[16];
+    ASSERT_TRUE(copies_generated(BoxList::copy(c.boxes, DType::F32), buf, buf, nullptr, copy_engine_policy()));
+    check_case(DType::F32, c, 0, rng);
+    EnginePolicy off({2 << 20, 8, 64, 0});
+    check_case(DType::F32, c, 0, rng);
+  }
+}
 
 // `n` boxes of 1..4 modes whose innermost mode is contiguous on both sides (what copy_generated
 // takes): runs of 2..300 elements (some of exactly 16, 128 or 256: full tiles), outer strides

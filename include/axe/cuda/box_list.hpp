@@ -64,10 +64,11 @@ class BoxList {
   // copy_boxes realigns; see split), cached like device().
   Device row_device(cudaStream_t stream) const;
   // Internal: the table of the generated copy kernel (codegen/copy_codegen.hpp) on tiles of
-  // tile_b rows by tile_a elements (each box's innermost mode contiguous on both sides; see
-  // copy_generated_fits), cached like device(); `chunks` counts the tiles and `boxes` the table's
-  // entries (a box of few rows and a long run is folded into rows of tile_a and a tail).
-  Device copy_device(std::int64_t tile_a, std::int64_t tile_b, cudaStream_t stream) const;
+  // tile_b rows by tile_a elements, or by tile_a / V destination words with `words` (each box's
+  // innermost mode contiguous on both sides; see copy_generated_fits), cached like device();
+  // `chunks` counts the tiles and `boxes` the table's entries (a box of few rows and a long run
+  // is folded into shorter rows and a tail).
+  Device copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream) const;
   // Internal: how copy_boxes moves this list under `policy`: the copy-engine calls, the boxes of
   // the realigned-row kernel and those of the box kernel (null: none, or, when both of the others
   // are empty, this list itself). The last policy's is cached.

@@ -25,6 +25,7 @@ struct CopyEnginePolicy {
   std::int64_t min_bytes = std::int64_t{2} << 20;  // boxes of at least this many bytes; 0: never
   int unit_below = 8;  // whose kernel unit would be smaller than this many bytes (17: any unit)
   std::int64_t realign_min_row = 64;  // realigned rows of at least this many bytes; 0: never
+  std::int64_t generated_min_run = 128;  // the generated copy for runs of at least this; 0: never
   bool operator==(const CopyEnginePolicy&) const = default;
 };
 
@@ -41,6 +42,17 @@ struct CopyEnginePolicy {
 // packed 71 % (bf16) / 77 % (f32), unpacked 66 % / 76 %, copied between odd pitches 74 % / 77 %,
 // against 20-21 % / 37-39 % on the box kernel alone and 37-38 % / 41-44 % on the copy engines.
 //
+// The generated copy (copy_generated, kernels.hpp): the boxes left for the box kernel go through
+// the tile copy generated from one thread layout instead when every one of them has at least two
+// modes after merging (a strided box, not one contiguous run), its innermost mode contiguous on
+// both sides in runs of at least policy.generated_min_run bytes, and offsets, strides and base
+// pointers in whole 16-byte vectors. Measured in the same run, alternated (kernel_bench, one H100,
+// 2026-11-27, % of cudaMemcpy): packs of f32 runs of 128 B to 16 KiB 90.0-93.1% against 87.9-91.3%
+// on the box kernel, 64 boxes of 256-byte runs 90.1% against 87.7%; but runs of 64 B 86.3% against
+// 92.4% and 16 B 65.1% against 65.8%, one contiguous run (folded into rows) 92.9-93.4% against
+// 94.1-94.8%, and unaligned rows on its destination words 73-77% (bf16, f32 rows of 2047) against
+// 80-92% on the realigned-row kernel, which therefore keep those boxes.
+//
 // Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
 // kernels when it has at least policy.min_bytes bytes and either is one contiguous run (1 mode
 // after merging), or has its innermost mode contiguous on both sides with rows of at least
@@ -55,10 +67,11 @@ struct CopyEnginePolicy {
 // default unit_below of 8. A box becomes one call per plane (3 modes) and per
 // kMaxCopyEngineRows rows; at most kMaxCopyEngineCalls calls per list; the realigned rows, then
 // the other boxes, go through one kernel launch each after them, on the same stream.
-// Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off), AXE_COPY_ENGINE_UNIT (1..17)
-// and AXE_REALIGN_MIN_ROW (bytes, 0 turns realigned rows off), else the CopyEnginePolicy
-// defaults. Process-wide; set returns the previous policy and throws axe::Error on a negative
-// min_bytes or realign_min_row or a unit_below outside 1..17.
+// Defaults: AXE_COPY_ENGINE_MIN (bytes, 0 turns the engines off), AXE_COPY_ENGINE_UNIT (1..17),
+// AXE_REALIGN_MIN_ROW (bytes, 0 turns realigned rows off) and AXE_GENERATED_COPY_MIN_RUN (bytes,
+// 0 turns the generated copy off), else the CopyEnginePolicy defaults. Process-wide; set returns
+// the previous policy and throws axe::Error on a negative min_bytes, realign_min_row or
+// generated_min_run or a unit_below outside 1..17.
 inline constexpr std::int64_t kCopyEngineMinRow = 1024;
 inline constexpr int kMaxCopyEngineCalls = 32;
 inline constexpr std::int64_t kMaxCopyEngineRows = 65536;
@@ -68,5 +81,9 @@ CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy);
 std::vector<EngineCopy> engine_copies(const BoxList& list, const CopyEnginePolicy& policy);
 // The (merged) boxes copy_boxes moves through the realigned-row kernel under `policy`, for tests.
 std::vector<Transfer> realigned_rows(const BoxList& list, const CopyEnginePolicy& policy);
+// Whether copy_boxes moves the boxes `list` leaves for the box kernel through the generated copy
+// instead, under `policy`, on these base pointers (see above).
+bool copies_generated(const BoxList& list, const void* src, const void* dst, const void* src2,
+                      const CopyEnginePolicy& policy);
 
 }  // namespace axe::cuda
