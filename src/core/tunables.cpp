@@ -75,8 +75,8 @@ constexpr Tunable kTable[] = {
      "bytes (17: any); contiguous runs always"},
     {"AXE_GENERATED_COPY_MIN_RUN", K::Bytes, "128", 0, kNoMax, "cuda",
      "strided boxes the box kernel would copy go through the copy kernel generated from a thread layout "
-     "when their runs have at least this many bytes and everything is 16-byte aligned (it was 1.5-2.4 "
-     "points of memcpy ahead from 128-byte runs on an H100, behind below); 0: never"},
+     "when their runs have at least this many bytes and everything is 16-byte aligned (1.8-3.3 points of "
+     "memcpy ahead of the box kernel from 128-byte runs on an H100, behind below); 0: never"},
     {"AXE_REALIGN_MIN_ROW", K::Bytes, "64", 0, kNoMax, "cuda",
      "copied rows of at least this many bytes that the box kernel could only move in 1-, 2- or 4-byte units "
      "(odd lengths, pitches or offsets: uneven shards) go through the realigned-row kernel in 16-byte slots; "

@@ -726,7 +726,7 @@ TEST(CopyEngine, CopyBoxes_GeneratedCopyMatchesHost) {
   for (int rep = 0; rep < 8; ++rep) {
     Case c;
     for (int b = 0; b < 3; ++b) {
-      const std::int64_t planes = 1 + static_cast<std::int64_t>(rng() % 3), rows = 1 + static_cast<std::int64_t>(rng() % 50);
+      const std::int64_t planes = 1 + static_cast<std::int64_t>(rng() % 3), rows = 2 + static_cast<std::int64_t>(rng() % 49);
       const std::int64_t run = 32 * (1 + static_cast<std::int64_t>(rng() % 4));
       const std::int64_t ss = run + 4 * (1 + static_cast<std::int64_t>(rng() % 4)),
                          ds = run + 4 * (1 + static_cast<std::int64_t>(rng() % 4));  // padded: rows stay a mode

@@ -46,12 +46,14 @@ struct CopyEnginePolicy {
 // the tile copy generated from one thread layout instead when every one of them has at least two
 // modes after merging (a strided box, not one contiguous run), its innermost mode contiguous on
 // both sides in runs of at least policy.generated_min_run bytes, and offsets, strides and base
-// pointers in whole 16-byte vectors. Measured in the same run, alternated (kernel_bench, one H100,
-// 2026-11-27, % of cudaMemcpy): packs of f32 runs of 128 B to 16 KiB 90.0-93.1% against 87.9-91.3%
-// on the box kernel, 64 boxes of 256-byte runs 90.1% against 87.7%; but runs of 64 B 86.3% against
-// 92.4% and 16 B 65.1% against 65.8%, one contiguous run (folded into rows) 92.9-93.4% against
-// 94.1-94.8%, and unaligned rows on its destination words 73-77% (bf16, f32 rows of 2047) against
-// 80-92% on the realigned-row kernel, which therefore keep those boxes.
+// pointers in whole 16-byte vectors. Measured in the same run, alternated (kernel_bench --copies,
+// one H100, 2026-11-27, % of cudaMemcpy; examples/results/1xH100/copies_2026-11-27/): packs of f32
+// runs of 128 B to 16 KiB 89.9-93.2% against 88.1-91.7% on the box kernel, 64 boxes of 256-byte
+// runs 90.6% against 88.6%; but runs of 64 B 86.2% against 92.1% (8 modes: 86.2% against 93.0%),
+// 16 B 65.1% against 65.9%, one contiguous run (folded into rows) 92.8-93.8% against 93.8-95.3%,
+// and rows of an uneven shard on its destination words 77.7-87.5% (bf16) and 88.4-91.8% (f32)
+// against 79.7-88.6% and 89.8-91.2% on the realigned-row kernel. The box and realigned-row kernels
+// keep those boxes.
 //
 // Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
 // kernels when it has at least policy.min_bytes bytes and either is one contiguous run (1 mode
