@@ -174,10 +174,10 @@ int main(int argc, char** argv) {
     }
   }
   // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
-  // aligned address (2-byte units for the box kernel alone), and of 2047 f32 (4-byte units); the
-  // same rows unpacked into rows of 4095 one element past an aligned address; rows of 4088 out of
-  // 4096 copied into rows of 4095 (an uneven S(1) destination).
-  for (DType dt : {DType::BF16, DType::F32}) {
+  // aligned address (2-byte units for the box kernel alone), of 2047 f32 (4-byte units) and of
+  // 2047 u8 (1-byte units); the same rows unpacked into rows of 4095 one element past an aligned
+  // address; rows of 4088 out of 4096 copied into rows of 4095 (an uneven S(1) destination).
+  for (DType dt : {DType::BF16, DType::F32, DType::U8}) {
     const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
     Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
     const std::string n = std::string(to_string(dt));
