@@ -80,6 +80,11 @@ codegen::CopyBoxDesc copy_box_desc(const Transfer& t) {
   }
   d.soff = t.src_offset;
   d.doff = t.dst_offset;
+  d.smin = d.smax = t.src_offset;
+  for (int k = 0; k < r; ++k) {
+    const long long reach = (t.extents[k] - 1) * t.src_strides[k];
+    (reach < 0 ? d.smin : d.smax) += reach;
+  }
   for (int k = 0; k + 2 < r; ++k) {
     if (d.nb == codegen::kCopyBatchModes) fail("copy_generated: box " + to_string(t) + " has more than 8 modes");
     d.bext[d.nb] = t.extents[k];

@@ -99,7 +99,10 @@ __device__ __forceinline__ uint4 axe_shift16(uint4 a, uint4 b, unsigned k) {
 
 // The destination words of one tile: registers (words) with coordinates `c` (x: the word within
 // the tile, y: the row), rows at s + y * sb and o + y * db (bytes), L bytes each, words a0w + x.
-// Every load of the thread is issued before its first store.
+// A source word within [span0, span1), the bytes from the box's lowest to its highest source
+// element, is read whole even where it holds bytes outside the row (they are inside the buffer);
+// only a word reaching past the box's span is read in pieces of the row's own bytes. Stores
+// write the row's bytes only. Every load of the thread is issued before its first store.
 void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) {
   thread_terms(o, c, "tx", "ty");
   o << "  uint4 lo[" << registers << "], hi[" << registers << "];\n"
@@ -121,9 +124,11 @@ void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) 
       << "        const unsigned long long s0 = S + at, w = s0 & ~15ull;\n"
       << "        sh[" << R << "] = (unsigned)(s0 & 15ull);\n"
       << "        const long long wa = at - (long long)sh[" << R << "];  // w's first byte in the row\n"
-      << "        lo[" << R << "] = axe_load_range(w, axe_clamp16(-wa), axe_clamp16(L - wa));\n"
-      << "        hi[" << R << "] = sh[" << R << "] ? axe_load_range(w + 16ull, axe_clamp16(-wa - 16), axe_clamp16(L - wa - 16))"
-      << " : make_uint4(0u, 0u, 0u, 0u);\n"
+      << "        lo[" << R << "] = w >= span0 && w + 16ull <= span1 ? *reinterpret_cast<const uint4*>(w)\n"
+      << "                  : axe_load_range(w, axe_clamp16(-wa), axe_clamp16(L - wa));\n"
+      << "        hi[" << R << "] = !sh[" << R << "] ? make_uint4(0u, 0u, 0u, 0u)\n"
+      << "                  : w + 16ull >= span0 && w + 32ull <= span1 ? *reinterpret_cast<const uint4*>(w + 16ull)\n"
+      << "                  : axe_load_range(w + 16ull, axe_clamp16(-wa - 16), axe_clamp16(L - wa - 16));\n"
       << "      }\n    }\n  }\n";
   }
   for (std::int64_t r = 0; r < registers; ++r) {
@@ -190,11 +195,12 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   o << "struct __align__(16) axe_copy_box {\n"
     << "  long long A, B, sb, db, soff, doff, tiles_a, tiles_b, first, tiles, nb, source;\n"
     << "  long long bext[" << kCopyBatchModes << "], bsst[" << kCopyBatchModes << "], bdst[" << kCopyBatchModes
-    << "];\n  long long per, small;\n};\n";
+    << "];\n  long long per, small, smin, smax;\n};\n";
   if (words) {
     o << "#define AXE_ES " << es << "\n" << kWordHelpers
       << "__device__ __forceinline__ void axe_copy_words(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
-         "long long sb, long long db, long long L, long long a0w, long long ylim, unsigned lane, unsigned warp) {\n";
+         "long long sb, long long db, long long L, long long a0w, long long ylim, unsigned long long span0, "
+         "unsigned long long span1, unsigned lane, unsigned warp) {\n";
     emit_words(o, c, cols.registers());
     o << "}\n";
   } else {
@@ -234,8 +240,8 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
     << "          lo += last * step;\n          n = min(step, n - last * step);\n        }\n"
     << "        if (threadIdx.x == 0) sbox = lo;\n      }\n"
     << "      __syncthreads();\n"
-    << "      if (threadIdx.x < " << desc_words << ") reinterpret_cast<long long*>(&sd)[threadIdx.x] = "
-    << "reinterpret_cast<const long long*>(table + sbox)[threadIdx.x];\n"
+    << "      for (unsigned i = threadIdx.x; i < " << desc_words << "u; i += blockDim.x)\n"
+    << "        reinterpret_cast<long long*>(&sd)[i] = reinterpret_cast<const long long*>(table + sbox)[i];\n"
     << "      __syncthreads();\n"
     << "      begin = sd.first;\n      end = sd.first + sd.tiles;\n    }\n"
     << "    // The tile's place in its box: 32-bit divisions where the box's indices fit (`small`).\n"
@@ -259,10 +265,12 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
     << "    }\n"
     << "    const long long b0 = ib * " << k.tile_b << "ll;\n";
   if (words) {
-    o << "    const " << t << "* s = (sd.source ? src2 : src) + so + b0 * sd.sb;\n"
+    o << "    const " << t << "* base = sd.source ? src2 : src;\n"
+      << "    const " << t << "* s = base + so + b0 * sd.sb;\n"
       << "    " << t << "* o = dst + dof + b0 * sd.db;\n"
       << "    axe_copy_words((const unsigned char*)s, (unsigned char*)o, sd.sb * " << es << "ll, sd.db * " << es
-      << "ll, sd.A * " << es << "ll, ia * " << la << "ll, sd.B - b0, lane, warp);\n  }\n}\n";
+      << "ll, sd.A * " << es << "ll, ia * " << la << "ll, sd.B - b0, (unsigned long long)(base + sd.smin), "
+      << "(unsigned long long)(base + sd.smax + 1), lane, warp);\n  }\n}\n";
   } else {
     o << "    const long long a0 = ia * " << ta << "ll;\n"
       << "    const " << t << "* s = (sd.source ? src2 : src) + so + a0 + b0 * sd.sb;\n"

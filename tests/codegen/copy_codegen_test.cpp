@@ -63,7 +63,8 @@ TEST(CopyKernel, ShortRunPutsLanesDownTheRows) {
 // Scalar: one element per access (no vector types). Realigned: destination words, one per
 // register: 16-bit elements on a 64-element tile are 8 words per row, 8 lanes along them and 4
 // down the rows, 8 warps, repeated 4 times: 128 rows, each thread 4 words (32 elements), rows 32
-// apart, every word range-checked against its row and read and written through the range helpers.
+// apart, every word range-checked against its row, read whole inside the box's source span and
+// through the range helper past it, and written through the range helper.
 TEST(CopyKernel, ScalarAndRealignedAccesses) {
   const auto s = copy_kernel(kRaw4, CopyTile{32, 4, 8}, TransposeAccess::scalar);
   EXPECT_EQ(s.vector, 1);
@@ -73,7 +74,10 @@ TEST(CopyKernel, ScalarAndRealignedAccesses) {
   EXPECT_EQ(r.vector, 8);
   EXPECT_EQ(r.tile_b, 4 * 4 * 8);
   EXPECT_EQ(r.registers, 32);
-  EXPECT_EQ(count(r.source, "= axe_load_range(w, "), 4) << r.source;
+  // Each word's two source words: whole inside the box's source span, else in the row's pieces.
+  EXPECT_EQ(count(r.source, ": axe_load_range(w, "), 4) << r.source;
+  EXPECT_EQ(count(r.source, "w >= span0 && w + 16ull <= span1"), 4) << r.source;
+  EXPECT_EQ(count(r.source, "w + 16ull >= span0 && w + 32ull <= span1"), 4) << r.source;
   EXPECT_EQ(count(r.source, "axe_store_range(wd["), 4) << r.source;
   EXPECT_NE(r.source.find("const long long y = ty + 96ll;"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << r.source;  // lane 8: next row

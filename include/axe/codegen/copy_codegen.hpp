@@ -12,9 +12,11 @@
 // Rows that are not all 16-byte aligned (`realigned`) take destination words instead: the same
 // layout with one 16-byte word per register ([1, 1] per thread, la lanes along the words), where
 // word m of a row is the destination's aligned word m counted from the one holding the row's first
-// byte. Its bytes come from the two aligned source words they straddle (a funnel shift), and the
-// words at a row's two ends are read and written in pieces of the row's own bytes only. A row of
-// L bytes touches at most (L + 30) / 16 words; tiles_a counts tiles of la words.
+// byte. Its bytes come from the two aligned source words they straddle (a funnel shift): whole
+// words within the box's source span (smin .. smax: bytes between two of its elements are inside
+// the buffer), pieces of the row's own bytes only past it; the words at a destination row's ends
+// are written in pieces of the row's bytes. A row of L bytes touches at most (L + 30) / 16 words;
+// tiles_a counts tiles of la words.
 //
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
 // of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
@@ -48,6 +50,7 @@ struct alignas(16) CopyBoxDesc {
   long long bext[kCopyBatchModes] = {}, bsst[kCopyBatchModes] = {}, bdst[kCopyBatchModes] = {};
   long long per = 0;    // tiles_a * tiles_b
   long long small = 0;  // 1: the box's tile indices and batch extents fit 32 bits (32-bit division)
+  long long smin = 0, smax = 0;  // the box's lowest and highest source element (offsets)
 };
 
 struct CopyTile {
