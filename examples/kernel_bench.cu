@@ -1,8 +1,9 @@
 // kernel_bench: pack / unpack / transpose bandwidth against cudaMemcpy device-to-device on the
 // same bytes, in the same process (CUDA events, median of 30 runs after 5 warm-ups). Pack and
-// unpack rows run on the kernels (realigned rows where copy_boxes takes them: kernels.hpp);
-// rows marked "unit" run the same boxes on the box kernel alone (realigned rows off), rows
-// marked "engines" through the copy engines (cudaMemcpy2DAsync), where they qualify.
+// unpack rows run copy_boxes on the kernels: the box kernel, and the generated copy's destination
+// words for the realigned rows copy_boxes takes (copy_engine.hpp); rows marked "unit" run the same
+// boxes on the box kernel alone (realigned rows off), rows marked "engines" through the copy
+// engines (cudaMemcpy2DAsync), where they qualify.
 //
 //   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--copies]
 //
@@ -108,9 +109,10 @@ int main(int argc, char** argv) {
     return median_ms([&] { AXE_CUDA_CHECK(cudaMemcpyAsync(b, a, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, s)); }, s);
   };
 
-  // copy_boxes on the hand-written kernels only (copy engines and the generated copy off); where
-  // it has realigned rows, also on the box kernel alone; and, where the box qualifies, on the copy
-  // engines (cudaMemcpy2DAsync; kernels.hpp, CopyEnginePolicy).
+  // copy_boxes on the kernels only (copy engines off, and the generated copy off for aligned runs:
+  // the box kernel, realigned rows on the generated copy); where it has realigned rows, also on the
+  // box kernel alone; and, where the box qualifies, on the copy engines (cudaMemcpy2DAsync;
+  // kernels.hpp, CopyEnginePolicy).
   const CopyEnginePolicy off{0, 1, 64, 0}, unit{0, 1, 0, 0}, any{1, 17, 64, 0};
   auto both = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc) {
     const CopyEnginePolicy old = set_copy_engine_policy(off);

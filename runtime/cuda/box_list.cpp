@@ -1,5 +1,5 @@
 // BoxList (include/axe/cuda/box_list.hpp): merging modes, choosing units and the device tables of
-// the box and realigned-row kernels, uploaded once and cached.
+// the box kernel and the generated copy, uploaded once and cached.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -77,7 +77,6 @@ int unit_log2(const Transfer& t, std::int64_t es, int cap) {
 }  // namespace internal
 
 using internal::Desc;
-using internal::RDesc;
 using internal::box_elements;
 using internal::check_box;
 using internal::kChunk;
@@ -110,27 +109,6 @@ Desc make_desc(const Transfer& t, std::int64_t es, int cap, long long chunk_begi
   d.units = units;
   d.chunk_begin = chunk_begin;
   d.small = units < (1ll << 31) ? 1 : 0;
-  return d;
-}
-
-RDesc make_rdesc(const Transfer& t, std::int64_t es, long long chunk_begin) {
-  RDesc d{};
-  const int r = static_cast<int>(t.extents.size());
-  d.rank = r - 1;
-  long long rows = 1;
-  for (int k = 0; k + 1 < r; ++k) {
-    d.ext[k] = t.extents[k];
-    d.sst[k] = t.src_strides[k] * es;
-    d.dst[k] = t.dst_strides[k] * es;
-    rows *= t.extents[k];
-  }
-  d.soff = t.src_offset * es;
-  d.doff = t.dst_offset * es;
-  d.run = t.extents[r - 1] * es;
-  d.slots = (d.run + 30) / 16;
-  d.units = rows * d.slots;
-  d.chunk_begin = chunk_begin;
-  d.small = d.units < (1ll << 31) ? 1 : 0;
   return d;
 }
 
@@ -247,13 +225,6 @@ BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
                             [align](const Transfer& b, std::int64_t es, long long chunks) {
                               return make_desc(b, es, align, chunks);
                             });
-}
-
-BoxList::Device BoxList::row_device(cudaStream_t stream) const {
-  if (!tables_) return {};
-  std::lock_guard<std::mutex> g(tables_->mu);
-  return cached_table<RDesc>(tables_->by_align, 0, boxes_, source_, size_of(dtype_), stream,
-                             make_rdesc);
 }
 
 BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream) const {

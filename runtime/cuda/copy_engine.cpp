@@ -21,7 +21,7 @@ using internal::unit_log2;
 
 namespace {
 
-// True when copy_boxes moves merged box `t` through the realigned-row kernel (kernels.hpp).
+// True when copy_boxes moves merged box `t` as realigned rows (copy_engine.hpp).
 bool realigns(const Transfer& t, std::int64_t es, const CopyEnginePolicy& policy) {
   const std::size_t r = t.extents.size();
   return policy.realign_min_row > 0 && t.src_strides[r - 1] == 1 && t.dst_strides[r - 1] == 1 &&

@@ -36,24 +36,6 @@ struct Desc {
 };
 static_assert(sizeof(Desc) % 8 == 0);
 
-// A box of the realigned-row kernel: rows of `run` bytes, each `slots` 16-byte slots of the
-// destination (the slots its row touches, at most (run + 30) / 16), over the outer modes.
-struct RDesc {
-  long long ext[kMaxModes];  // outer modes, outermost first
-  long long sst[kMaxModes];  // strides in bytes
-  long long dst[kMaxModes];
-  long long soff, doff;  // bytes
-  long long run;         // bytes per row
-  long long slots;       // slots per row
-  long long units;       // rows * slots
-  long long chunk_begin;
-  int rank;    // outer modes (0: one row)
-  int small;   // units fit 32 bits
-  int source;  // 0: src, 1: src2
-  int pad_;
-};
-static_assert(sizeof(RDesc) % 8 == 0);
-
 std::int64_t box_elements(const Transfer& t);
 
 // Drops extent-1 modes and merges mode k into k+1 where both sides are contiguous across them.
@@ -90,7 +72,7 @@ struct BoxList::Tables {
     int modes = 0;
     std::int64_t boxes = 0;  // copy_tiles: the table's boxes (folded boxes add their tails)
   };
-  std::map<int, Entry> by_align;         // key 0: the realigned-row table (row_device)
+  std::map<int, Entry> by_align;         // the box kernel's tables by alignment (device)
   std::map<std::pair<std::int64_t, std::int64_t>, Entry> copy_tiles;  // copy_device by tile
   CopyEnginePolicy split_policy{-1, 0};  // the policy `split` was computed for (none yet)
   BoxList::Split split;

@@ -79,8 +79,8 @@ constexpr Tunable kTable[] = {
      "memcpy ahead of the box kernel from 128-byte runs on an H100, behind below); 0: never"},
     {"AXE_REALIGN_MIN_ROW", K::Bytes, "64", 0, kNoMax, "cuda",
      "copied rows of at least this many bytes that the box kernel could only move in 1-, 2- or 4-byte units "
-     "(odd lengths, pitches or offsets: uneven shards) go through the realigned-row kernel in 16-byte slots; "
-     "0: never"},
+     "(odd lengths, pitches or offsets: uneven shards) go through the generated copy in 16-byte words of the "
+     "destination row; 0: never"},
     {"AXE_OVERLAP_MIN", K::Bytes, "2M", 0, kNoMax, "cuda",
      "a step's local copies of at least this many bytes run on a side stream during its NCCL transfer, when "
      "the transfer has one peer (2-member all-gather, send/recv with one peer); 0: never"},

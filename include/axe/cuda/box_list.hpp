@@ -60,18 +60,15 @@ class BoxList {
     int modes = 0;
   };
   Device device(int align, cudaStream_t stream) const;
-  // Internal: the table of the realigned-row kernel for this list's boxes (each must be a row
-  // copy_boxes realigns; see split), cached like device().
-  Device row_device(cudaStream_t stream) const;
   // Internal: the table of the generated copy kernel (codegen/copy_codegen.hpp) on tiles of
   // tile_b rows by tile_a elements, or by tile_a / V destination words with `words` (each box's
   // innermost mode contiguous on both sides; see copy_generated_fits), cached like device();
   // `chunks` counts the tiles and `boxes` the table's entries (a box of few rows and a long run
   // is folded into shorter rows and a tail).
   Device copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream) const;
-  // Internal: how copy_boxes moves this list under `policy`: the copy-engine calls, the boxes of
-  // the realigned-row kernel and those of the box kernel (null: none, or, when both of the others
-  // are empty, this list itself). The last policy's is cached.
+  // Internal: how copy_boxes moves this list under `policy`: the copy-engine calls, the realigned
+  // rows (the generated copy's destination words) and the boxes of the box kernel (null: none,
+  // or, when both of the others are empty, this list itself). The last policy's is cached.
   struct Split {
     std::vector<EngineCopy> engine;
     std::shared_ptr<const BoxList> rows;

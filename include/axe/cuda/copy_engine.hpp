@@ -1,5 +1,6 @@
 // How copy_boxes (kernels.hpp) moves a BoxList (box_list.hpp): which boxes go to the copy engines,
-// which rows to the realigned-row kernel and which to the box kernel, under a process-wide policy.
+// which to the generated copy (realigned rows, aligned strided runs) and which to the box kernel,
+// under a process-wide policy.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,8 @@ struct EngineCopy {
   bool operator==(const EngineCopy&) const = default;
 };
 
-// How copy_boxes moves each box: which boxes go to the copy engines, and which rows go through
-// the realigned-row kernel (see copy_engine_policy below).
+// How copy_boxes moves each box: which boxes go to the copy engines, which rows are realigned and
+// which boxes the generated copy takes (see copy_engine_policy below).
 struct CopyEnginePolicy {
   std::int64_t min_bytes = std::int64_t{2} << 20;  // boxes of at least this many bytes; 0: never
   int unit_below = 8;  // whose kernel unit would be smaller than this many bytes (17: any unit)
@@ -31,29 +32,28 @@ struct CopyEnginePolicy {
 
 // Realigned rows: a box whose innermost mode is contiguous on both sides in rows of at least
 // policy.realign_min_row bytes, but whose row length, pitches or offsets hold the box kernel to
-// units of 1, 2 or 4 bytes (rows of an uneven shard: 2047 of 4095 elements), goes through a
-// second kernel that moves every row in 16-byte slots of the destination: aligned 16-byte
+// units of 1, 2 or 4 bytes (rows of an uneven shard: 2047 of 4095 elements), goes through the
+// generated copy's destination words (copy_generated, codegen/copy_codegen.hpp): aligned 16-byte
 // stores, each assembled from the two aligned 16-byte source words it straddles (a funnel shift
-// by the row's source-minus-destination misalignment); the partial words at either end of a row
-// are read and written element by element, so no access leaves the row. Its unit counts as 16
-// bytes in the copy-engine rule below. Example: rows of 2047 bf16 at source pitch 4095 and
-// offset 1 move as 256 slots per row instead of 2047 2-byte accesses. Measured on an H200
-// (examples/results/1xH200/kernel256.txt), as % of cudaMemcpy on the same bytes: such rows
-// packed 71 % (bf16) / 77 % (f32), unpacked 66 % / 76 %, copied between odd pitches 74 % / 77 %,
-// against 20-21 % / 37-39 % on the box kernel alone and 37-38 % / 41-44 % on the copy engines.
+// by the row's source-minus-destination misalignment), source words read whole within the box's
+// span; the partial words at either end of a row are written element by element, so no store
+// leaves the row. Its unit counts as 16 bytes in the copy-engine rule below. Example: rows of 2047
+// bf16 at source pitch 4095 and offset 1 move as 256 words per row instead of 2047 2-byte
+// accesses. It replaced a hand-written kernel of the same scheme (one thread per word, indices
+// decoded per word, row ends read in pieces): in the same run (kernel_bench --copies, one H100,
+// 2026-11-27, % of cudaMemcpy; examples/results/1xH100/copies_2026-11-27/) rows of 2047 of 4095
+// at offset 1 packed / unpacked at 91.2 / 86.1% (bf16), 91.8 / 90.6% (f32), 87.9 / 80.2% (u8)
+// against 82.3 / 79.8%, 91.3 / 88.8%, 65.9 / 64.9% by hand, and rows of 4088 copied into rows of
+// 4095 at 88.2 / 89.4 / 85.0% against 88.4 / 89.4 / 84.5%.
 //
-// The generated copy (copy_generated, kernels.hpp): the boxes left for the box kernel go through
-// the tile copy generated from one thread layout instead when every one of them has at least two
-// modes after merging (a strided box, not one contiguous run), its innermost mode contiguous on
-// both sides in runs of at least policy.generated_min_run bytes, and offsets, strides and base
-// pointers in whole 16-byte vectors. Measured in the same run, alternated (kernel_bench --copies,
-// one H100, 2026-11-27, % of cudaMemcpy; examples/results/1xH100/copies_2026-11-27/): packs of f32
-// runs of 128 B to 16 KiB 89.9-93.2% against 88.1-91.7% on the box kernel, 64 boxes of 256-byte
-// runs 90.6% against 88.6%; but runs of 64 B 86.2% against 92.1% (8 modes: 86.2% against 93.0%),
-// 16 B 65.1% against 65.9%, one contiguous run (folded into rows) 92.8-93.8% against 93.8-95.3%,
-// and rows of an uneven shard on its destination words 77.7-87.5% (bf16) and 88.4-91.8% (f32)
-// against 79.7-88.6% and 89.8-91.2% on the realigned-row kernel. The box and realigned-row kernels
-// keep those boxes.
+// The generated copy (copy_generated, kernels.hpp) also takes the boxes left for the box kernel
+// when every one of them has at least two modes after merging (a strided box, not one contiguous
+// run), its innermost mode contiguous on both sides in runs of at least policy.generated_min_run
+// bytes, and offsets, strides and base pointers in whole 16-byte vectors. Measured in the same
+// run, alternated (as above): packs of f32 runs of 128 B to 16 KiB 89.9-93.2% against 88.1-91.7%
+// on the box kernel, 64 boxes of 256-byte runs 90.6% against 88.6%; but runs of 64 B 86.2%
+// against 92.1% (8 modes: 86.2% against 93.0%), 16 B 65.1% against 65.9%, and one contiguous run
+// (folded into rows) 92.8-93.8% against 93.8-95.3%, which the box kernel therefore keeps.
 //
 // Copy engines: copy_boxes moves a box with cudaMemcpyAsync / cudaMemcpy2DAsync instead of the
 // kernels when it has at least policy.min_bytes bytes and either is one contiguous run (1 mode
@@ -65,7 +65,7 @@ struct CopyEnginePolicy {
 // as % of cudaMemcpy: a contiguous run 99.9 % on the engines, 91.5 % on the kernel; rows of
 // 8 KiB at 16-byte alignment 41 % on the engines, 88 % on the kernel; rows of 2047 of 4095
 // elements at odd offsets (uneven shards, kernel units of 2 / 4 bytes) 37 % / 43 % on the
-// engines, 20 % / 36 % on the box kernel (the realigned-row kernel now takes them). Hence the
+// engines, 20 % / 36 % on the box kernel (realigned rows now take them). Hence the
 // default unit_below of 8. A box becomes one call per plane (3 modes) and per
 // kMaxCopyEngineRows rows; at most kMaxCopyEngineCalls calls per list; the realigned rows, then
 // the other boxes, go through one kernel launch each after them, on the same stream.
@@ -81,7 +81,7 @@ CopyEnginePolicy copy_engine_policy();
 CopyEnginePolicy set_copy_engine_policy(CopyEnginePolicy policy);
 // The copy-engine calls copy_boxes makes for `list` under `policy`, for tests.
 std::vector<EngineCopy> engine_copies(const BoxList& list, const CopyEnginePolicy& policy);
-// The (merged) boxes copy_boxes moves through the realigned-row kernel under `policy`, for tests.
+// The (merged) boxes copy_boxes moves as realigned rows under `policy`, for tests.
 std::vector<Transfer> realigned_rows(const BoxList& list, const CopyEnginePolicy& policy);
 // Whether copy_boxes moves the boxes `list` leaves for the box kernel through the generated copy
 // instead, under `policy`, on these base pointers (see above).

@@ -7,8 +7,8 @@
 // t + 512, t + 768: consecutive threads touch consecutive units of the innermost run, so a warp
 // reads 512 contiguous bytes when the run allows it, and each thread has four loads in flight
 // before its first store. Rows the box kernel could only move in units of 1, 2 or 4 bytes (odd
-// lengths, pitches or offsets) go through a second kernel over the same chunk scheme, whose unit
-// is a 16-byte slot of the destination row (row_kernel in copy_boxes.cu).
+// lengths, pitches or offsets) go through the generated copy's destination words instead
+// (copy_engine.hpp, realigned rows).
 #pragma once
 
 #include <cuda_runtime.h>

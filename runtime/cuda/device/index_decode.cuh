@@ -1,4 +1,4 @@
-// The mixed-radix decode of the box and realigned-row kernels: a linear index over a descriptor's
+// The mixed-radix decode of the box kernel: a linear index over a descriptor's
 // modes (row-major, last mode fastest) into source and destination offsets.
 #pragma once
 
@@ -8,14 +8,12 @@ namespace axe::cuda::internal {
 // is q mod d.ext[m], added to `so` times d.sst[m] and to `dof` times d.dst[m], and q becomes
 // q / d.ext[m]. Returns what is left of q (the index of mode First - 1, or 0 when the modes above
 // First are all of q). I is `unsigned` when every index fits 32 bits (d.small: 32-bit divisions,
-// several times cheaper) and `long long` otherwise. D: Desc or RDesc (ext, sst, dst, rank).
+// several times cheaper) and `long long` otherwise. D: Desc (ext, sst, dst, rank).
 // Example: ext (3, 4), sst (40, 1), dst (1, 3), q = 7, First 1, Last 2: mode 1 takes 7 mod 4 = 3
 // (so += 3, dof += 9) and returns 7 / 4 = 1, the index of mode 0.
-// The arithmetic is that of the four loops (box and row kernel, 32 and 64 bits) this replaced, in
-// the same order, and First / Last keep each caller's trip count: every kernel's SASS is
-// byte-identical to theirs (sm_90a), so the registers too (an earlier fold of the row kernel's
-// decode into the box kernel's took its 2-D instantiations from 80 registers, 3 blocks per SM, to
-// 88, 2 blocks). The transpose's batch decode is not this one: see transpose_kernel.
+// The arithmetic is that of the loops (32 and 64 bits) this replaced, in the same order, and First
+// / Last keep the caller's trip count: the kernel's SASS was byte-identical to theirs (sm_90a), so
+// the registers too. The generated kernels decode their batch modes themselves.
 template <int First, int Last, class I, class D>
 __device__ __forceinline__ I decode_modes(const D& d, I q, long long& so, long long& dof) {
 #pragma unroll
