@@ -16,11 +16,7 @@ namespace {
 
 using namespace axe::codegen;
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
+using axe::test::count_of;
 
 const Element kRaw4(4, Element::Kind::integer, "raw");
 
@@ -35,10 +31,10 @@ TEST(CopyKernel, F32_32x128_ByHand) {
   EXPECT_EQ(k.tile_a, 128);
   EXPECT_EQ(k.tile_b, 32);
   EXPECT_EQ(k.registers, 16);
-  EXPECT_EQ(count(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
-  EXPECT_EQ(count(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
-  EXPECT_EQ(count(k.source, "if (x + 4ll <= xlim)"), 8) << k.source;  // 4 vectors, each way
-  EXPECT_EQ(count(k.source, "__shared__"), 2);                         // the box descriptor and its index only
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "if (x + 4ll <= xlim)"), 8) << k.source;  // 4 vectors, each way
+  EXPECT_EQ(count_of(k.source, "__shared__"), 2);                         // the box descriptor and its index only
   // Warp w holds row w of each 8-row repetition, so a thread's vector j is 8 j rows below its
   // first (blocked [1, 4] / [1, 32] / [8, 1] repeated 4 times); lane l starts at element 4 l.
   EXPECT_NE(k.source.find("p + base + (0ll + 24ll * stride)"), std::string::npos) << k.source;
@@ -68,17 +64,17 @@ TEST(CopyKernel, ShortRunPutsLanesDownTheRows) {
 TEST(CopyKernel, ScalarAndRealignedAccesses) {
   const auto s = copy_kernel(kRaw4, CopyTile{32, 4, 8}, TransposeAccess::scalar);
   EXPECT_EQ(s.vector, 1);
-  EXPECT_EQ(count(s.source, "uint4*>(p"), 0);
+  EXPECT_EQ(count_of(s.source, "uint4*>(p"), 0);
   const Element e2(2, Element::Kind::integer, "raw");
   const auto r = copy_kernel(e2, CopyTile{64, 4, 8}, TransposeAccess::realigned);
   EXPECT_EQ(r.vector, 8);
   EXPECT_EQ(r.tile_b, 4 * 4 * 8);
   EXPECT_EQ(r.registers, 32);
   // Each word's two source words: whole inside the box's source span, else in the row's pieces.
-  EXPECT_EQ(count(r.source, ": axe_load_range(w, "), 4) << r.source;
-  EXPECT_EQ(count(r.source, "w >= span0 && w + 16ull <= span1"), 4) << r.source;
-  EXPECT_EQ(count(r.source, "w + 16ull >= span0 && w + 32ull <= span1"), 4) << r.source;
-  EXPECT_EQ(count(r.source, "axe_store_range(wd["), 4) << r.source;
+  EXPECT_EQ(count_of(r.source, ": axe_load_range(w, "), 4) << r.source;
+  EXPECT_EQ(count_of(r.source, "w >= span0 && w + 16ull <= span1"), 4) << r.source;
+  EXPECT_EQ(count_of(r.source, "w + 16ull >= span0 && w + 32ull <= span1"), 4) << r.source;
+  EXPECT_EQ(count_of(r.source, "axe_store_range(wd["), 4) << r.source;
   EXPECT_NE(r.source.find("const long long y = ty + 96ll;"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << r.source;  // lane 8: next row
 }

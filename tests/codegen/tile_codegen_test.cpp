@@ -13,6 +13,7 @@
 #include "axe/linear/bridge.hpp"
 #include "axe/linear/thread_spec.hpp"
 #include "linear/linear_test_util.hpp"
+#include "support/test_support.hpp"
 
 namespace axe::test::codegen {
 namespace {
@@ -23,11 +24,7 @@ namespace tl = axe::test::linear;
 using axe::linear::Mechanism;
 using Shape = std::vector<std::int64_t>;
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
+using axe::test::count_of;
 
 AxeLayout spec(const char* s, const Shape& shape) { return axe::linear::parse_thread_layout(s, shape); }
 
@@ -55,10 +52,10 @@ TEST(ThreadColumns, RefusesOtherAxesAndOffsets) {
 TEST(TileLoad, Blocked_OneVectorPerThread) {
   const Shape shape{32, 16};
   const std::string s = emit_tile_load(spec("blocked:1,4/8,4/4,1/1,0", shape), shape, 4, "ld");
-  EXPECT_EQ(count(s, "reinterpret_cast<const uint4*>(tile + t0)"), 1) << s;
-  EXPECT_EQ(count(s, "(lane >> 2 & 1u) ? 0x10u"), 1) << s;
-  EXPECT_EQ(count(s, "(warp >> 1 & 1u) ? 0x100u"), 1) << s;
-  EXPECT_EQ(count(s, "if ("), 0) << s;  // all 32 lanes, no duplicates
+  EXPECT_EQ(count_of(s, "reinterpret_cast<const uint4*>(tile + t0)"), 1) << s;
+  EXPECT_EQ(count_of(s, "(lane >> 2 & 1u) ? 0x10u"), 1) << s;
+  EXPECT_EQ(count_of(s, "(warp >> 1 & 1u) ? 0x100u"), 1) << s;
+  EXPECT_EQ(count_of(s, "if ("), 0) << s;  // all 32 lanes, no duplicates
 }
 
 // Two 4 x 4 u8 blocks per thread: 16 bytes in a 16-byte vector, as 4 rows of 4 bytes
@@ -68,12 +65,12 @@ TEST(TileLoad, PermutedRegistersStillOneVector) {
   const Shape shape{4, 4};
   const std::string plain = emit_tile_load(parse_axe_layout("S[(4,4):(4,1)]"), shape, 1, "ld");
   const std::string perm = emit_tile_load(parse_axe_layout("S[(4,4):(1,4)]"), shape, 1, "ld");
-  EXPECT_EQ(count(plain, "reinterpret_cast<const uint4*>"), 1) << plain;
-  EXPECT_EQ(count(perm, "reinterpret_cast<const uint4*>"), 1) << perm;
+  EXPECT_EQ(count_of(plain, "reinterpret_cast<const uint4*>"), 1) << plain;
+  EXPECT_EQ(count_of(perm, "reinterpret_cast<const uint4*>"), 1) << perm;
   // Register 1 of the transposed layout holds row 1, column 0: byte 4 of the vector.
-  EXPECT_EQ(count(perm, "r[1] = u.e[4];"), 1) << perm;
+  EXPECT_EQ(count_of(perm, "r[1] = u.e[4];"), 1) << perm;
   // Lanes beyond the layout's single lane do nothing.
-  EXPECT_EQ(count(perm, "if (lane < 1u)"), 1) << perm;
+  EXPECT_EQ(count_of(perm, "if (lane < 1u)"), 1) << perm;
 }
 
 // One element per lane, replicated over 2 warps: the load reads in both warps, the store writes
@@ -83,14 +80,14 @@ TEST(TileStore, ReplicasWriteOnce) {
   const auto warps = parse_axe_layout("S[32:1@lane] + R[2:1@warp]");
   const std::string ld = emit_tile_load(warps, shape, 4, "ld");
   const std::string st = emit_tile_store(warps, shape, 4, "st");
-  EXPECT_EQ(count(ld, "if ("), 0) << ld;
-  EXPECT_EQ(count(st, "if ((warp & 0x1u) == 0u)"), 1) << st;
+  EXPECT_EQ(count_of(ld, "if ("), 0) << ld;
+  EXPECT_EQ(count_of(st, "if ((warp & 0x1u) == 0u)"), 1) << st;
   const auto regs = parse_axe_layout("S[32:1@lane] + R[2:1]");
   const std::string ld2 = emit_tile_load(regs, shape, 4, "ld");
   const std::string st2 = emit_tile_store(regs, shape, 4, "st");
-  EXPECT_EQ(count(ld2, "r[1] = r[0];"), 1) << ld2;
-  EXPECT_EQ(count(ld2, "tile["), 1) << ld2;
-  EXPECT_EQ(count(st2, "tile["), 1) << st2;
+  EXPECT_EQ(count_of(ld2, "r[1] = r[0];"), 1) << ld2;
+  EXPECT_EQ(count_of(ld2, "tile["), 1) << ld2;
+  EXPECT_EQ(count_of(st2, "tile["), 1) << st2;
 }
 
 // TV-19 (the 4x4 transpose across 4 lanes) by shuffles: 3 shuffles, no shared memory.
@@ -102,8 +99,8 @@ TEST(Conversion, Tv19_ThreeShuffles) {
                                            parse_axe_layout("S[(4,4):(1,1@lane)]"), shape, o);
   ASSERT_EQ(plan.mechanism, Mechanism::shuffles);
   const std::string s = emit_conversion(plan, shape, 4, "cvt");
-  EXPECT_EQ(count(s, "__shfl_sync"), 3) << s;
-  EXPECT_EQ(count(s, "axe_s"), 0) << s;
+  EXPECT_EQ(count_of(s, "__shfl_sync"), 3) << s;
+  EXPECT_EQ(count_of(s, "axe_s"), 0) << s;
 }
 
 // TV-15 (16x32 f32 transpose, linear/convert_plan_test.cpp): 4 stores of 16 bytes, then the
@@ -114,9 +111,9 @@ TEST(Conversion, Tv15_LoadsByLdmatrix) {
                                            parse_axe_layout("S[(16,16,2):(1@lane,1,16@lane)]"), shape);
   ASSERT_EQ(plan.mechanism, Mechanism::shared);
   const std::string s = emit_conversion(plan, shape, 4, "cvt");
-  EXPECT_EQ(count(s, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4) << s;
-  EXPECT_EQ(count(s, "reinterpret_cast<uint4*>(axe_s"), 4) << s;
-  EXPECT_EQ(count(s, "__syncwarp();"), 1) << s;
+  EXPECT_EQ(count_of(s, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4) << s;
+  EXPECT_EQ(count_of(s, "reinterpret_cast<uint4*>(axe_s"), 4) << s;
+  EXPECT_EQ(count_of(s, "__syncwarp();"), 1) << s;
 }
 
 // The laws over seeded random plans (the conversion-plan tests' generator): the text issues
@@ -140,11 +137,11 @@ TEST(Conversion, RandomPlans_TextMatchesCounts) {
     SCOPED_TRACE(to_string(from) + " -> " + to_string(to) + ", " +
                  std::to_string(o.element_bytes) + " bytes");
     const std::string s = emit_conversion(plan, shape, o.element_bytes, "cvt");
-    EXPECT_EQ(count(s, "__shfl_sync(") + count(s, "__shfl_xor_sync("), plan.counts.shuffles) << s;
+    EXPECT_EQ(count_of(s, "__shfl_sync(") + count_of(s, "__shfl_xor_sync("), plan.counts.shuffles) << s;
     shuffles += plan.mechanism == Mechanism::shuffles;
-    if (plan.mechanism == Mechanism::shared && count(s, ") >> ") == 0) {
+    if (plan.mechanism == Mechanism::shared && count_of(s, ") >> ") == 0) {
       ++shared;
-      const int accesses = count(s, "axe_s[") + count(s, "(axe_s + ");
+      const int accesses = count_of(s, "axe_s[") + count_of(s, "(axe_s + ");
       EXPECT_EQ(accesses, plan.counts.store_instructions + plan.counts.load_instructions) << s;
     }
     const auto k = conversion_kernel(from, to, shape,
@@ -153,7 +150,7 @@ TEST(Conversion, RandomPlans_TextMatchesCounts) {
                                      : o.element_bytes == 4 ? DType::F32
                                                             : DType::F64,
                                      o);
-    EXPECT_EQ(count(k.source, "extern \"C\" __global__"), 1);
+    EXPECT_EQ(count_of(k.source, "extern \"C\" __global__"), 1);
     EXPECT_EQ(k.threads, 32 * warps);
   }
   EXPECT_GT(shared, 10);
@@ -178,12 +175,12 @@ TEST(RoundTrip, TwoBuffersWhenTheyFit) {
   const auto a = spec("blocked:1,4/8,4/4,1/1,0", shape), b = spec("blocked:4,1/4,8/1,4/0,1", shape);
   const auto two = round_trip_kernel(a, b, shape, DType::F32);
   EXPECT_EQ(two.shared_bytes, 2 * 16384);
-  EXPECT_EQ(count(two.source, "axe_back(b, a, smem + 16384, lane, warp);"), 1);
+  EXPECT_EQ(count_of(two.source, "axe_back(b, a, smem + 16384, lane, warp);"), 1);
   ConvertOptions o;
   o.shared_budget_bytes = 16384;
   const auto one = round_trip_kernel(a, b, shape, DType::F32, o);
   EXPECT_EQ(one.shared_bytes, 16384);
-  EXPECT_EQ(count(one.source, "    __syncthreads();\n"), 2);
+  EXPECT_EQ(count_of(one.source, "    __syncthreads();\n"), 2);
 }
 
 }  // namespace

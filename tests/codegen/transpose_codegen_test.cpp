@@ -9,17 +9,14 @@
 
 #include "axe/core/error.hpp"
 #include "linear/linear_test_util.hpp"
+#include "support/test_support.hpp"
 
 namespace axe::test::codegen {
 namespace {
 
 using namespace axe::codegen;
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
+using axe::test::count_of;
 
 // 32 x 64 f32 tiles, 4 warps, 4-element vectors: the source holds 4 consecutive a per thread, 16
 // lanes across a and 2 down b, 4 warps down b (8 rows), 4 repetitions: 16 registers = 4 vectors
@@ -35,11 +32,11 @@ TEST(TransposeKernel, F32_32x64_ByHand) {
   EXPECT_EQ(k.plan.src_registers, 16);
   EXPECT_EQ(k.plan.dst_registers, 16);
   // The full path: 4 vector loads and 4 vector stores per thread.
-  EXPECT_EQ(count(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
-  EXPECT_EQ(count(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
   // The edge path: one predicated access per register on each side.
-  EXPECT_EQ(count(k.source, " < xlim && ty + "), 32) << k.source;
-  EXPECT_EQ(count(k.source, "smem + (parity ? 8192u : 0u)"), 1);
+  EXPECT_EQ(count_of(k.source, " < xlim && ty + "), 32) << k.source;
+  EXPECT_EQ(count_of(k.source, "smem + (parity ? 8192u : 0u)"), 1);
 }
 
 // Without vectors every access is one element.
@@ -48,7 +45,7 @@ TEST(TransposeKernel, ScalarHasNoVectors) {
   const auto k = transpose_kernel(e, TransposeTile{64, 64, 4}, TransposeAccess::scalar);
   EXPECT_EQ(k.vector, 1);
   EXPECT_EQ(k.block, 1);
-  EXPECT_EQ(count(k.source, "uint4*>(p"), 0);
+  EXPECT_EQ(count_of(k.source, "uint4*>(p"), 0);
 }
 
 // 128 x 64 u8 tiles (b x a), 4 warps: each thread holds a 4 x 16 square on both sides (source: 4
@@ -69,8 +66,8 @@ TEST(TransposeKernel, U8SquaresMoveWordsThroughShared) {
   EXPECT_EQ(k.plan.counts.load_wavefronts, 64);
   EXPECT_EQ(k.plan.counts.store_instructions, 4);
   EXPECT_EQ(k.plan.counts.load_instructions, 4);
-  EXPECT_EQ(count(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
-  EXPECT_EQ(count(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<const uint4*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<uint4*>(p + base"), 4) << k.source;
 }
 
 // 16-bit: 2 x 8 squares; 64 x 64 with 4 warps holds 32 registers, 4 vectors; 64 wavefronts per
@@ -96,14 +93,14 @@ TEST(TransposeKernel, RealignedSharesWordsWithTheNeighbourLane) {
     SCOPED_TRACE(v);
     // Both words of each vector, all loads before the first use; the first lane of each row
     // writes the head's pieces.
-    EXPECT_EQ(count(k.source, std::string("const uint4 lo") + v + " = "), 1) << k.source;
-    EXPECT_EQ(count(k.source, std::string("const uint4 hi") + v + " = "), 1) << k.source;
-    EXPECT_EQ(count(k.source, std::string("if (first && sh") + v + ") axe_store_part<true>"), 1);
+    EXPECT_EQ(count_of(k.source, std::string("const uint4 lo") + v + " = "), 1) << k.source;
+    EXPECT_EQ(count_of(k.source, std::string("const uint4 hi") + v + " = "), 1) << k.source;
+    EXPECT_EQ(count_of(k.source, std::string("if (first && sh") + v + ") axe_store_part<true>"), 1);
   }
   EXPECT_LT(k.source.find("const uint4 hi3 ="), k.source.find("u.v = sh0 == 0u ? lo0"));
-  EXPECT_EQ(count(k.source, "uint4 prev = axe_shfl_up16(u.v, 8)"), 4) << k.source;  // 8 lanes down b
-  EXPECT_EQ(count(k.source, " < xlim && ty + "), 32) << k.source;
-  EXPECT_EQ(count(k.source, "uint4*>(p + base"), 0);  // no access at the unaligned address itself
+  EXPECT_EQ(count_of(k.source, "uint4 prev = axe_shfl_up16(u.v, 8)"), 4) << k.source;  // 8 lanes down b
+  EXPECT_EQ(count_of(k.source, " < xlim && ty + "), 32) << k.source;
+  EXPECT_EQ(count_of(k.source, "uint4*>(p + base"), 0);  // no access at the unaligned address itself
 }
 
 TEST(TransposeKernel, BadTilesAreErrors) {

@@ -36,6 +36,12 @@ std::string testdata_dir() {
 
 std::string cli_binary() { return AXE_CLI_BINARY; }
 
+int count_of(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
 CommandResult run_command(const std::string& command) {
   char err_path[] = "/tmp/axe_test_stderr_XXXXXX";
   int fd = mkstemp(err_path);

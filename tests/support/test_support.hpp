@@ -32,6 +32,9 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command);
 
+// How many times `needle` occurs in `text`, overlaps counted (generated source checks).
+int count_of(const std::string& text, const std::string& needle);
+
 // Runs f, returns the axe::Error message ("" if none was thrown).
 template <class F>
 std::string error_of(F&& f) {
