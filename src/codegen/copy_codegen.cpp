@@ -56,22 +56,18 @@ void emit_edge_vectors(std::ostringstream& o, bool load, const std::string& t, c
 }
 
 // Device helpers of the destination-word access (CopyKernel with TransposeAccess::realigned),
-// AXE_ES the element size: bytes [b0, b1) of the aligned word at w, the others zero (one 16-byte
-// load for a whole word, else element by element: never a byte outside [b0, b1)); the same for a
-// store; a 32-byte funnel shift; b0 and b1 are multiples of AXE_ES in 0..16.
+// AXE_ES the element size, beside kRealignHelpers (global_access.hpp: axe_piece, axe_shift16):
+// bytes [b0, b1) of the aligned word at w, the others zero (one 16-byte load for a whole word,
+// else element by element: never a byte outside [b0, b1)); the same for a store; b0 and b1 are
+// multiples of AXE_ES in 0..16.
 const char* const kWordHelpers = R"(
-template <int S> struct axe_unit;
-template <> struct axe_unit<1> { typedef unsigned char T; };
-template <> struct axe_unit<2> { typedef unsigned short T; };
-template <> struct axe_unit<4> { typedef unsigned int T; };
-template <> struct axe_unit<8> { typedef unsigned long long T; };
 __device__ __forceinline__ uint4 axe_load_range(unsigned long long w, int b0, int b1) {
   if (b0 == 0 && b1 == 16) return *reinterpret_cast<const uint4*>(w);
-  union { uint4 v; typename axe_unit<AXE_ES>::T e[16 / AXE_ES]; } u;
+  union { uint4 v; typename axe_piece<AXE_ES>::T e[16 / AXE_ES]; } u;
   u.v = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
   for (int j = 0; j < 16 / AXE_ES; ++j)
-    if (j * AXE_ES >= b0 && j * AXE_ES < b1) u.e[j] = reinterpret_cast<const typename axe_unit<AXE_ES>::T*>(w)[j];
+    if (j * AXE_ES >= b0 && j * AXE_ES < b1) u.e[j] = reinterpret_cast<const typename axe_piece<AXE_ES>::T*>(w)[j];
   return u.v;
 }
 __device__ __forceinline__ void axe_store_range(unsigned long long w, int b0, int b1, uint4 v) {
@@ -79,22 +75,13 @@ __device__ __forceinline__ void axe_store_range(unsigned long long w, int b0, in
     *reinterpret_cast<uint4*>(w) = v;
     return;
   }
-  union { uint4 v; typename axe_unit<AXE_ES>::T e[16 / AXE_ES]; } u;
+  union { uint4 v; typename axe_piece<AXE_ES>::T e[16 / AXE_ES]; } u;
   u.v = v;
 #pragma unroll
   for (int j = 0; j < 16 / AXE_ES; ++j)
-    if (j * AXE_ES >= b0 && j * AXE_ES < b1) reinterpret_cast<typename axe_unit<AXE_ES>::T*>(w)[j] = u.e[j];
+    if (j * AXE_ES >= b0 && j * AXE_ES < b1) reinterpret_cast<typename axe_piece<AXE_ES>::T*>(w)[j] = u.e[j];
 }
 __device__ __forceinline__ int axe_clamp16(long long x) { return (int)min(max(x, 0ll), 16ll); }
-__device__ __forceinline__ uint4 axe_shift16(uint4 a, uint4 b, unsigned k) {
-  const unsigned q = k >> 2, r = 8 * (k & 3u);
-  const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-  unsigned s[5];
-#pragma unroll
-  for (int i = 0; i < 5; ++i) s[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
-  return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r),
-                    __funnelshift_r(s[2], s[3], r), __funnelshift_r(s[3], s[4], r));
-}
 )";
 
 // The destination words of one tile: registers (words) with coordinates `c` (x: the word within
@@ -197,7 +184,7 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
     << "  long long bext[" << kCopyBatchModes << "], bsst[" << kCopyBatchModes << "], bdst[" << kCopyBatchModes
     << "];\n  long long per, small, smin, smax;\n};\n";
   if (words) {
-    o << "#define AXE_ES " << es << "\n" << kWordHelpers
+    o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers
       << "__device__ __forceinline__ void axe_copy_words(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
          "long long sb, long long db, long long L, long long a0w, long long ylim, unsigned long long span0, "
          "unsigned long long span1, unsigned lane, unsigned warp) {\n";
