@@ -406,6 +406,33 @@ void check_case(DType dt, const Case& c, std::size_t mis, std::mt19937_64& rng, 
   ASSERT_EQ(0, std::memcmp(got.data() + mis, src.data(), src.size())) << "the source changed";
 }
 
+// Boxes 0 and 1 of `c` read the first source, boxes 2 and 3 (marked from_second_source) the
+// second, in one call of `copy`: the destination against the host (poisoned: elements outside
+// the boxes keep their values), and both sources unchanged.
+void check_second_source(DType dt, const Case& c, std::mt19937_64& rng,
+                         const std::function<void(const BoxList&, const void*, void*, const void*)>& copy) {
+  const std::int64_t es = size_of(dt);
+  auto a = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+  auto b = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
+  DeviceBuffer da(a.size()), db(b.size()), dd(static_cast<std::size_t>(c.dst_elems * es));
+  da.upload(a.data(), a.size());
+  db.upload(b.data(), b.size());
+  auto poison = random_bytes(dd.bytes, rng);
+  dd.upload(poison.data(), poison.size());
+  BoxList l = BoxList::copy({c.boxes[0], c.boxes[1]}, dt);
+  BoxList second = BoxList::copy({c.boxes[2], c.boxes[3]}, dt);
+  second.from_second_source();
+  l.append(second);
+  copy(l, da.p, dd.p, db.p);
+  AXE_CUDA_CHECK(cudaDeviceSynchronize());
+  auto expect = poison;
+  host_copy({c.boxes[0], c.boxes[1]}, es, a.data(), expect.data());
+  host_copy({c.boxes[2], c.boxes[3]}, es, b.data(), expect.data());
+  EXPECT_EQ(dd.download(), expect);
+  EXPECT_EQ(da.download(), a);  // the sources are unchanged
+  EXPECT_EQ(db.download(), b);
+}
+
 void check_pack_unpack(DType dt, std::mt19937_64& rng, bool vector_friendly, int misalign) {
   for (int rep = 0; rep < 12; ++rep) {
     Case c = random_case(rng, 1 + static_cast<int>(rng() % 6), 8, vector_friendly);
@@ -513,26 +540,11 @@ TEST_P(Kernels, PackUnpackCopy_CopyEnginesMatchHost) {
 TEST_P(Kernels, SecondSource_ReadsBothBuffersInOneLaunch) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
-  const std::int64_t es = size_of(dt);
   auto rng = axe::test::make_rng(400 + static_cast<int>(dt));
-  Case c = random_case(rng, 4, 4, false);
-  auto a = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
-  auto b = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
-  DeviceBuffer da(a.size()), db(b.size()), dd(static_cast<std::size_t>(c.dst_elems * es));
-  da.upload(a.data(), a.size());
-  db.upload(b.data(), b.size());
-  auto poison = random_bytes(dd.bytes, rng);
-  dd.upload(poison.data(), poison.size());
-  BoxList l = BoxList::copy({c.boxes[0], c.boxes[1]}, dt);
-  BoxList second = BoxList::copy({c.boxes[2], c.boxes[3]}, dt);
-  second.from_second_source();
-  l.append(second);
-  copy_boxes(l, da.p, dd.p, nullptr, db.p);
-  AXE_CUDA_CHECK(cudaDeviceSynchronize());
-  auto expect = poison;
-  host_copy({c.boxes[0], c.boxes[1]}, es, a.data(), expect.data());
-  host_copy({c.boxes[2], c.boxes[3]}, es, b.data(), expect.data());
-  EXPECT_EQ(dd.download(), expect);
+  check_second_source(dt, random_case(rng, 4, 4, false), rng,
+                      [](const BoxList& l, const void* s, void* d, const void* s2) {
+                        copy_boxes(l, s, d, nullptr, s2);
+                      });
 }
 
 // ---- reduce on receipt -----------------------------------------------------------------------
@@ -841,29 +853,12 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
 TEST_P(Kernels, CopyGenerated_SecondSourceAndRefusals) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
-  const std::int64_t es = size_of(dt);
   auto rng = axe::test::make_rng(950 + static_cast<int>(dt));
-  Case c = contiguous_case(rng, 4);
-  auto a = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
-  auto b = random_bytes(static_cast<std::size_t>(c.src_elems * es), rng);
-  DeviceBuffer da(a.size()), db(b.size()), dd(static_cast<std::size_t>(c.dst_elems * es));
-  da.upload(a.data(), a.size());
-  db.upload(b.data(), b.size());
-  auto poison = random_bytes(dd.bytes, rng);
-  dd.upload(poison.data(), poison.size());
-  BoxList l = BoxList::copy({c.boxes[0], c.boxes[1]}, dt);
-  BoxList second = BoxList::copy({c.boxes[2], c.boxes[3]}, dt);
-  second.from_second_source();
-  l.append(second);
-  copy_generated(l, da.p, dd.p, nullptr, db.p);
-  AXE_CUDA_CHECK(cudaDeviceSynchronize());
-  auto expect = poison;
-  host_copy({c.boxes[0], c.boxes[1]}, es, a.data(), expect.data());
-  host_copy({c.boxes[2], c.boxes[3]}, es, b.data(), expect.data());
-  EXPECT_EQ(dd.download(), expect);
-  EXPECT_EQ(da.download(), a);  // the sources are unchanged
-  EXPECT_EQ(db.download(), b);
-
+  check_second_source(dt, contiguous_case(rng, 4), rng,
+                      [](const BoxList& l, const void* s, void* d, const void* s2) {
+                        copy_generated(l, s, d, nullptr, s2);
+                      });
+  DeviceBuffer da(64 * 64 * 8), dd(64 * 64 * 8);
   const BoxList strided = BoxList::copy({Transfer{{8, 4}, 0, {1, 8}, 0, {4, 1}, 0}}, dt);
   EXPECT_FALSE(copy_generated_fits(strided));
   std::string e = axe::test::error_of([&] { copy_generated(strided, da.p, dd.p, nullptr); });
