@@ -131,8 +131,9 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
   const std::int64_t v = access == TransposeAccess::scalar ? 1 : 16 / element_bytes;
   // Lanes along a: as many as the run fills (a power of two within it), at most the warp. For
   // destination words too, though a 4094-byte row's 257 words leave 31 of the last tile's 32
-  // lanes idle: 8 lanes were slower still (kernel_bench, one H100, 2026-11-27: bf16 rows of 2047
-  // unpacked at 60.5% of memcpy with 8 lanes, 77.1% with 32; f32 86.8% with 16, 89.8% with 32).
+  // lanes idle: 8 lanes were slower still (kernel_bench, one H100, 2026-11-27, before source words
+  // were read whole: bf16 rows of 2047 unpacked at 60.5% of memcpy with 8 lanes, 77.1% with 32;
+  // f32 86.8% with 16, 89.8% with 32).
   std::int64_t a = 32 * v;
   while (a > v && a > run) a /= 2;
   return CopyTile{a, 4, 8};
