@@ -10,7 +10,7 @@
 // --copies runs the pack, unpack and copy rows only (no transposes).
 //
 // --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
-// regex:"box_kernel|transpose_kernel" ... kernel_bench --iters 1 --warmup 0).
+// regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0).
 //
 // Transpose rows run transform() (the runtime's path: the kernel generated from thread layouts,
 // codegen/transpose_codegen.hpp) and, marked "generated", transform_generated() called directly
