@@ -234,69 +234,69 @@ BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, b
   const std::int64_t es = size_of(dtype_), v = 16 / es;
   Tables::Entry& e = it->second;
   if (fresh) {
-    std::vector<codegen::CopyBoxDesc> ds;
-    auto add = [&](const Transfer& t, int source) {
-      codegen::CopyBoxDesc d = internal::copy_box_desc(t);
-      d.source = source;
-      // Destination words: a row of L bytes touches at most (L + 30) / 16, tile_a / V per tile.
-      d.tiles_a = words ? ((d.A * es + 30) / 16 + tile_a / v - 1) / (tile_a / v) : (d.A + tile_a - 1) / tile_a;
-      d.tiles_b = (d.B + tile_b - 1) / tile_b;
-      long long batch = 1, widest = 0;
-      for (long long k = 0; k < d.nb; ++k) {
-        batch *= d.bext[k];
-        widest = std::max(widest, d.bext[k]);
+    try {  // a failure leaves no half-built table behind: the next call builds it again
+      std::vector<codegen::CopyBoxDesc> ds;
+      auto add = [&](const Transfer& t, int source) {
+        codegen::CopyBoxDesc d = internal::copy_box_desc(t);
+        d.source = source;
+        // Destination words: a row of L bytes touches at most (L + 30) / 16, tile_a / V per tile.
+        d.tiles_a = words ? ((d.A * es + 30) / 16 + tile_a / v - 1) / (tile_a / v) : (d.A + tile_a - 1) / tile_a;
+        d.tiles_b = (d.B + tile_b - 1) / tile_b;
+        long long batch = 1, widest = 0;
+        for (long long k = 0; k < d.nb; ++k) {
+          batch *= d.bext[k];
+          widest = std::max(widest, d.bext[k]);
+        }
+        d.first = e.chunks;
+        d.per = d.tiles_a * d.tiles_b;
+        d.tiles = d.per * batch;
+        d.small = d.tiles < (1ll << 32) && widest < (1ll << 32) ? 1 : 0;
+        e.chunks += d.tiles;
+        e.modes = std::max(e.modes, static_cast<int>(t.extents.size()));
+        ds.push_back(d);
+      };
+      for (std::size_t i = 0; i < boxes_.size(); ++i) {
+        // A box of fewer rows than half a tile whose run spans two tiles or more is folded: its run
+        // becomes rows of `fold` elements (a new mode, stride `fold` on both sides) and a tail box
+        // of what is left, so a long contiguous run (an unpack of back-to-back rows merges into one)
+        // fills whole tiles instead of one row of each. A row of tile_a - V elements touches at most
+        // tile_a / V destination words, one tile's.
+        const Transfer& t = boxes_[i];
+        const std::size_t r = t.extents.size();
+        const std::int64_t A = t.extents.back(), B = r >= 2 ? t.extents[r - 2] : 1;
+        const std::int64_t fold = words ? tile_a - v : tile_a;
+        if (2 * B > tile_b || fold <= 0 || A < 2 * fold || r + 1 > static_cast<std::size_t>(kMaxModes)) {
+          add(t, source_[i]);
+          continue;
+        }
+        Transfer main = t;
+        main.extents.back() = A / fold;
+        main.src_strides.back() = main.dst_strides.back() = fold;
+        main.extents.push_back(fold);
+        main.src_strides.push_back(1);
+        main.dst_strides.push_back(1);
+        add(main, source_[i]);
+        if (A % fold) {
+          Transfer tail = t;
+          tail.extents.back() = A % fold;
+          tail.src_offset += A / fold * fold;
+          tail.dst_offset += A / fold * fold;
+          add(tail, source_[i]);
+        }
       }
-      d.first = e.chunks;
-      d.per = d.tiles_a * d.tiles_b;
-      d.tiles = d.per * batch;
-      d.small = d.tiles < (1ll << 32) && widest < (1ll << 32) ? 1 : 0;
-      e.chunks += d.tiles;
-      e.modes = std::max(e.modes, static_cast<int>(t.extents.size()));
-      ds.push_back(d);
-    };
-    for (std::size_t i = 0; i < boxes_.size(); ++i) {
-      // A box of fewer rows than half a tile whose run spans two tiles or more is folded: its run
-      // becomes rows of `fold` elements (a new mode, stride `fold` on both sides) and a tail box
-      // of what is left, so a long contiguous run (an unpack of back-to-back rows merges into one)
-      // fills whole tiles instead of one row of each. A row of tile_a - V elements touches at most
-      // tile_a / V destination words, one tile's.
-      const Transfer& t = boxes_[i];
-      const std::size_t r = t.extents.size();
-      const std::int64_t A = t.extents.back(), B = r >= 2 ? t.extents[r - 2] : 1;
-      const std::int64_t fold = words ? tile_a - v : tile_a;
-      if (2 * B > tile_b || fold <= 0 || A < 2 * fold || r + 1 > static_cast<std::size_t>(kMaxModes)) {
-        add(t, source_[i]);
-        continue;
-      }
-      Transfer main = t;
-      main.extents.back() = A / fold;
-      main.src_strides.back() = main.dst_strides.back() = fold;
-      main.extents.push_back(fold);
-      main.src_strides.push_back(1);
-      main.dst_strides.push_back(1);
-      add(main, source_[i]);
-      if (A % fold) {
-        Transfer tail = t;
-        tail.extents.back() = A % fold;
-        tail.src_offset += A / fold * fold;
-        tail.dst_offset += A / fold * fold;
-        add(tail, source_[i]);
-      }
-    }
-    e.boxes = static_cast<std::int64_t>(ds.size());
-    const std::size_t bytes = ds.size() * sizeof(codegen::CopyBoxDesc);
-    if (bytes) {
-      try {
+      e.boxes = static_cast<std::int64_t>(ds.size());
+      const std::size_t bytes = ds.size() * sizeof(codegen::CopyBoxDesc);
+      if (bytes) {
         AXE_CUDA_CHECK(cudaMallocHost(&e.host, bytes));
         std::memcpy(e.host, ds.data(), bytes);
         AXE_CUDA_CHECK(cudaMalloc(&e.dev, bytes));
         AXE_CUDA_CHECK(cudaMemcpyAsync(e.dev, e.host, bytes, cudaMemcpyHostToDevice, stream));
-      } catch (...) {
-        if (e.dev) cudaFree(e.dev);
-        if (e.host) cudaFreeHost(e.host);
-        tables_->copy_tiles.erase(it);
-        throw;
       }
+    } catch (...) {
+      if (e.dev) cudaFree(e.dev);
+      if (e.host) cudaFreeHost(e.host);
+      tables_->copy_tiles.erase(it);
+      throw;
     }
   }
   return {e.dev, e.chunks, static_cast<int>(e.boxes), e.modes};

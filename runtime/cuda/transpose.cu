@@ -12,7 +12,6 @@
 namespace axe::cuda {
 
 using internal::box_elements;
-using internal::check_box;
 using internal::merge_modes;
 
 bool is_transpose(const Transfer& box) {
@@ -31,12 +30,8 @@ bool is_transpose(const Transfer& box) {
 }
 
 void transform(const Transfer& box, DType dtype, const void* src, void* dst, cudaStream_t stream) {
-  check_box(box);
-  if (!is_transpose(box)) {
-    copy_boxes(BoxList::copy({box}, dtype), src, dst, stream);
-    return;
-  }
-  // Every transpose is generated from thread layouts. The hand-written 64x64 kernel that 16-byte
+  // transform_generated checks the box and sends what is not a transpose to copy_boxes. Every
+  // transpose is generated from thread layouts. The hand-written 64x64 kernel that 16-byte
   // aligned 4-byte elements took before was only level with it in the same run (kernel_bench, one
   // H100, 2026-11-27: f32 8192^2 96.7% of device memcpy against 96.6% generated, 1024 x 65536
   // 96.2% against 96.0%; within 0.5 points either way over four runs), so it was retired.

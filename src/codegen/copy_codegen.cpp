@@ -2,7 +2,6 @@
 #include "axe/codegen/copy_codegen.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <sstream>
 #include <string>
 #include <vector>

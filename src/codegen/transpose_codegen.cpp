@@ -1,7 +1,6 @@
 // The runtime's transpose as a generated tile conversion (include/axe/codegen/transpose_codegen.hpp).
 #include "axe/codegen/transpose_codegen.hpp"
 
-#include <bit>
 #include <sstream>
 #include <string>
 #include <vector>

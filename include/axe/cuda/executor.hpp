@@ -99,17 +99,17 @@
 // peer_comm.hpp): every step runs as point-to-point messages (a collective kind as its v-variant:
 // the messages the plan records for it, reductions on receipt in term order), packed into this
 // rank's staging and pulled by the receiver: a message that is one contiguous range of its
-// buffer with one device-to-device copy straight into it; any other message of a non-reducing
-// step by the box kernel reading the sender's staging and writing the receiver's buffer in its
+// buffer with one device-to-device copy straight into it; any other message of a non-reducing step
+// by copy_boxes (kernels.hpp) reading the sender's staging and writing the receiver's buffer in its
 // layout (AXE_PEER_UNPACK=1, the default; 0: copied into the receive staging, then unpacked, one
 // pass more); a reducing step's messages by reduce kernels reading the sender's staging, one launch
 // per term and sender in term order (AXE_PEER_UNPACK=1; 0: through the receive staging, then one
-// launch per term). Ordered by stream-side
-// flags, never by the host. A step's pulls from different senders run at once, each sender's on
-// its own stream (forked from and joined back into the executor's stream). connect() exchanges, over the world, where each message lies in its
-// sender's staging (and maps the senders' staging). Chunks (peer_step_chunks): a non-reducing step
-// runs in chunks when its packed sends exceed the destination's local size (the staging bound
-// above), or, with AXE_PEER_CHUNK_BYTES > 0 (set_peer_chunk_bytes), when it sends or receives
+// launch per term). Ordered by stream-side flags, never by the host. A step's pulls from different
+// senders run at once, each sender's on its own stream (forked from and joined back into the
+// executor's stream). connect() exchanges, over the world, where each message lies in its sender's
+// staging (and maps the senders' staging). Chunks (peer_step_chunks): a non-reducing step runs in
+// chunks when its packed sends exceed the destination's local size (the staging bound above), or,
+// with AXE_PEER_CHUNK_BYTES > 0 (set_peer_chunk_bytes), when it sends or receives
 // more than that many bytes on some rank (at most 16 chunks, the most any rank asks for, agreed
 // in connect()). Chunks alternate between two staging slots as pipelined steps do: chunk c is
 // packed on a second stream and flagged ready there while the receivers pull chunk c - 1, and
