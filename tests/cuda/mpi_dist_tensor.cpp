@@ -158,6 +158,11 @@ std::string wrap_device(const Mesh& m, int gpus) {
   if (cudaMalloc(&d, bytes) != cudaSuccess) return rank_text() + "cudaMalloc";
   std::string err;
   cudaMemcpy(d, v.data(), bytes, cudaMemcpyHostToDevice);
+  // From pageable memory cudaMemcpy may return before its copy reaches the device (CUDA's API
+  // synchronization rules), and a redistribute without CallerStream does not wait for the legacy
+  // stream: the caller finishes its producer first. (With the peer transport a receiver in another
+  // process reads this memory straight away.)
+  cudaDeviceSynchronize();
   {
     auto t = DistTensor::wrap(from, DType::F64, d, bytes);
     if (const_cast<Buffer&>(t.buffer()).device_data() != d) err = rank_text() + "the tensor does not alias the pointer";

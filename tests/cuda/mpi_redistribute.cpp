@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
       try {
         for (int rep = 0; rep < 3; ++rep) {
           cudaMemset(dd, 0x5A, dst.size() * 8);
+          // The legacy stream's memset (and the source's copy from pageable memory, which may
+          // return before it lands) finish before the executor's own stream runs.
+          cudaDeviceSynchronize();
           ex.execute(plan, ds, dd);
           ex.synchronize();
         }

@@ -52,6 +52,7 @@ struct Buffers {
     cudaMalloc(&src, s.size() * 8 + 8);
     cudaMalloc(&dst, static_cast<std::size_t>(p.buffers.back()) * 8 + 8);
     cudaMemcpy(src, s.data(), s.size() * 8, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();  // a copy from pageable memory may return before it lands
   }
   ~Buffers() {
     cudaFree(src);
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 10000; ++i) {
         const int k = i % 100;
         cudaMemset(bufs[k]->dst, 0, static_cast<std::size_t>(plans[k].buffers.back()) * 8);
+        cudaDeviceSynchronize();  // the legacy stream's memset before the executor's stream
         ex.execute(plans[k], bufs[k]->src, bufs[k]->dst);
         ex.synchronize();
         if (!bufs[k]->right()) ++wrong;
