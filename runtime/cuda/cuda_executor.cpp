@@ -119,13 +119,14 @@ bool CudaExecutor::run_graph(Prepared& p, const void* source, void* destination)
   }
   AXE_CUDA_CHECK(cudaGraphLaunch(it->exec, stream_));
   launches_ = it->launches;
+  input_reads_ = 0;  // graphs never have peer steps
   nccl_calls_ = it->nccl_calls;
   return true;
 }
 
 void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
   const RankPlan& plan = p.plan;
-  launches_ = nccl_calls_ = 0;
+  launches_ = nccl_calls_ = input_reads_ = 0;
   const DType dt = plan.dtype;
   const std::int64_t es = size_of(dt);
   const std::size_t nb = plan.buffers.size();
@@ -286,7 +287,17 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
       // stream (a chunk's signals do not wait for the pulls of the chunk before); pull each
       // message once its sender says so. Messages reduced from the sender's staging are flagged
       // consumed after the step's reductions (below).
-      if (!ps.pack.empty()) pack(ps.pack, sendr);
+      // Messages read from the input (Msg::from_input): post where `in` lies to their receivers
+      // (or, when it cannot be exported, that every message is packed), and pack only the others.
+      bool from_input = false;
+      if (ps.any_from_input) {
+        const PeerPost post = peer_->describe(in);
+        from_input = post.direct();
+        for (const auto& m : ps.sends)
+          if (m.from_input) peer_->post(static_cast<int>(m.peer), post);
+      }
+      const BoxList& packs = from_input ? ps.pack_staged : ps.pack;
+      if (!packs.empty()) pack(packs, sendr);
       for (const auto& m : ps.sends)
         if (m.n > 0) peer_->signal_ready(static_cast<int>(m.peer), sp);
       if (piped) peer_marks_[static_cast<std::size_t>(c) + 1] = peer_->sent();
@@ -309,7 +320,16 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
           cudaStream_t pull = stream_;
           if (fork) pull = pull_streams_[static_cast<std::size_t>(
                           std::find(senders.begin(), senders.end(), m.peer) - senders.begin())];
+          const PeerPost post = m.from_input ? peer_->take(static_cast<int>(m.peer)) : PeerPost{};
           const std::uint64_t seq = peer_->wait_ready(static_cast<int>(m.peer), pull);
+          if (post.direct()) {  // straight from the sender's input into out, both in their layouts
+            copy_boxes(m.joined, peer_->map(static_cast<int>(m.peer), post) + post.offset, out, pull);
+            peer_->used(static_cast<int>(m.peer), post, pull);
+            peer_->signal_consumed(static_cast<int>(m.peer), seq, pull);
+            ++launches_;
+            ++input_reads_;
+            continue;
+          }
           if (!m.terms.empty()) {
             reduced.push_back({static_cast<int>(m.peer), seq});
             continue;
@@ -328,6 +348,8 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
             AXE_CUDA_CHECK(cudaStreamWaitEvent(stream_, pull_join_[i], 0));
           }
       }
+      // The input may change once the call returns: the step ends when its readers are done.
+      if (from_input) peer_->wait_consumed(stream_);
     } else {
       if (!ps.pack.empty()) pack(ps.pack, sendr);
       if (!ps.sends.empty() || !ps.recvs.empty()) {

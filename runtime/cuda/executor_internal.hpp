@@ -10,6 +10,7 @@
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/kernels.hpp"
 #include "axe/cuda/nccl_comm.hpp"
+#include "axe/cuda/peer_comm.hpp"
 #include "axe/plan/plan.hpp"
 
 namespace axe::cuda {
@@ -48,6 +49,12 @@ struct PStep {
     // straight from the sender's staging (`remote`, packed from 0) and reduced into `out` in term
     // order with the step's other terms (no receive region).
     std::vector<std::pair<std::int64_t, BoxList>> terms{};
+    // Peer transport (AXE_PEER_DIRECT=1, agreed with the peer in connect()): the receiver reads
+    // this message straight from the sender's step input, which the sender posts on every call
+    // (PeerComm::post) instead of packing it. Receives: `joined` reads the sender's input and
+    // writes `out` (compose_message). A post without a handle falls back to the staged path.
+    bool from_input = false;
+    BoxList joined{};
   };
   std::vector<Msg> sends, recvs;
   // Native collectives without staging: the send block read straight from `in` at send_at
@@ -72,6 +79,10 @@ struct PStep {
   std::int64_t chunk = 0, chunks = 1;
   int slot = 0;
   bool peer = false;  // moved by the peer transport (else NCCL)
+  // Peer transport, sends: the pack of the messages not read from the input (from_input), at
+  // their places in the send region; `pack` packs them all (a call whose input cannot be posted).
+  BoxList pack_staged;
+  bool any_from_input = false;
 };
 
 // Lowering (executor_lower.cpp).
@@ -116,7 +127,9 @@ struct CudaExecutor::Prepared {
   // Per buffer: exec.pads, padded (NaN / 0) before the steps; empty when the plan's writes cover
   // the buffer (then nothing is filled).
   std::vector<BoxList> pads;
-  std::vector<void*> mapped;  // peer transport: the senders' staging, mapped here
+  // Peer transport: the senders' staging mapped here (pinned in `peer` until this plan goes).
+  PeerComm* peer = nullptr;
+  std::vector<std::pair<int, PeerPost>> pinned;
   // CUDA graphs (executor.hpp), by (source, destination): seen once (exec null), or captured,
   // with the launches and NCCL calls of the captured call; oldest first.
   struct Graph {

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "axe/core/error.hpp"
 #include "axe/core/tunables.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/peer_comm.hpp"
+#include "axe/plan/compose.hpp"
 #include "axe/plan/passes.hpp"
 #include "executor_internal.hpp"
 
@@ -22,6 +24,46 @@ namespace {
 
 std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
 
+// A message's send boxes, source side only (what compose_message reads of them), as int64 words:
+// boxes, then per box modes, extents, src offset, src strides, term.
+void put_send_boxes(const std::vector<Transfer>& boxes, std::vector<std::int64_t>& out) {
+  out.push_back(static_cast<std::int64_t>(boxes.size()));
+  for (const Transfer& t : boxes) {
+    out.push_back(static_cast<std::int64_t>(t.extents.size()));
+    out.insert(out.end(), t.extents.begin(), t.extents.end());
+    out.push_back(t.src_offset);
+    out.insert(out.end(), t.src_strides.begin(), t.src_strides.end());
+    out.push_back(t.term);
+  }
+}
+
+// Reads what put_send_boxes wrote at `at` (advanced past it); nullopt when it runs past `end` or a
+// count is out of range (a malformed table).
+std::optional<std::vector<Transfer>> get_send_boxes(const std::vector<std::int64_t>& w, std::size_t& at) {
+  auto next = [&](std::int64_t& v) {
+    if (at >= w.size()) return false;
+    v = w[at++];
+    return true;
+  };
+  std::int64_t n = 0;
+  if (!next(n) || n < 0 || static_cast<std::size_t>(n) > w.size()) return std::nullopt;
+  std::vector<Transfer> boxes(static_cast<std::size_t>(n));
+  for (Transfer& t : boxes) {
+    std::int64_t modes = 0;
+    if (!next(modes) || modes < 0 || modes > 64) return std::nullopt;
+    t.extents = ModeVector(static_cast<std::size_t>(modes));
+    t.src_strides = ModeVector(static_cast<std::size_t>(modes));
+    t.dst_strides = ModeVector(static_cast<std::size_t>(modes));
+    for (auto& e : t.extents)
+      if (!next(e) || e < 0) return std::nullopt;
+    if (!next(t.src_offset)) return std::nullopt;
+    for (auto& st : t.src_strides)
+      if (!next(st)) return std::nullopt;
+    if (!next(t.term)) return std::nullopt;
+  }
+  return boxes;
+}
+
 }  // namespace
 
 void CudaExecutor::Prepared::drop_graphs() {
@@ -32,7 +74,9 @@ void CudaExecutor::Prepared::drop_graphs() {
 
 CudaExecutor::Prepared::~Prepared() {
   drop_graphs();
-  for (void* m : mapped) PeerComm::close(m);
+  if (peer) {
+    for (const auto& [q, post] : pinned) peer->unpin(q, post);
+  }
   if (scratch) cudaFree(scratch);
 }
 
@@ -60,6 +104,7 @@ CudaExecutor::CudaExecutor(NcclComm* comm, cudaStream_t stream) : comm_(comm), s
   set_pipeline(tunable_int("AXE_PIPELINE_CHUNKS"), tunable_int("AXE_PIPELINE_MIN_BYTES"));
   pipeline_blocks_per_sm_ = static_cast<int>(tunable_int("AXE_PIPELINE_BLOCKS_PER_SM"));
   peer_unpack_ = tunable_int("AXE_PEER_UNPACK") != 0;
+  peer_direct_ = tunable_int("AXE_PEER_DIRECT") != 0;
   set_peer_chunk_bytes(tunable_int("AXE_PEER_CHUNK_BYTES"));
   graphs_ = tunable_int("AXE_CUDA_GRAPHS") != 0;
   set_overlap_min(tunable_int("AXE_OVERLAP_MIN"));
@@ -400,22 +445,25 @@ void CudaExecutor::connect_peers(Prepared& p) {
       if (m.n > 0 && p.steps[j].peer)
         table.insert(table.end(), {static_cast<std::int64_t>(j), m.peer,
                                    p.send_offset[p.steps[j].slot] + m.off * es, m.n * es});
-  std::vector<std::byte> blob(sizeof(cudaIpcMemHandle_t) + table.size() * sizeof(std::int64_t));
-  if (p.scratch) {
-    const cudaIpcMemHandle_t h = PeerComm::export_memory(p.scratch);
-    std::memcpy(blob.data(), &h, sizeof h);
-  }
-  std::memcpy(blob.data() + sizeof(cudaIpcMemHandle_t), table.data(), table.size() * sizeof(std::int64_t));
+  // A plan connected again gives up the senders' staging it mapped before.
+  if (p.peer)
+    for (const auto& [q, post] : p.pinned) p.peer->unpin(q, post);
+  p.pinned.clear();
+  p.peer = peer_;
+  std::vector<std::byte> blob(sizeof(PeerPost) + table.size() * sizeof(std::int64_t));
+  const PeerPost staging = p.scratch ? peer_->export_staging(p.scratch) : PeerPost{};
+  std::memcpy(blob.data(), &staging, sizeof staging);
+  std::memcpy(blob.data() + sizeof(PeerPost), table.data(), table.size() * sizeof(std::int64_t));
   const auto all = peer_->allgather(blob);
   // (step, sender) -> the message in the sender's staging, mapped here.
   std::map<std::pair<std::int64_t, std::int64_t>, std::pair<const char*, std::int64_t>> from;
   for (int q = 0; q < peer_->size(); ++q) {
     const auto& b = all[static_cast<std::size_t>(q)];
-    if (b.size() < sizeof(cudaIpcMemHandle_t) + sizeof(std::int64_t) ||
-        (b.size() - sizeof(cudaIpcMemHandle_t)) % (4 * sizeof(std::int64_t)) != sizeof(std::int64_t))
+    if (b.size() < sizeof(PeerPost) + sizeof(std::int64_t) ||
+        (b.size() - sizeof(PeerPost)) % (4 * sizeof(std::int64_t)) != sizeof(std::int64_t))
       fail("peer transport: rank " + std::to_string(q) + " published a malformed message table");
-    std::vector<std::int64_t> t((b.size() - sizeof(cudaIpcMemHandle_t)) / sizeof(std::int64_t));
-    std::memcpy(t.data(), b.data() + sizeof(cudaIpcMemHandle_t), t.size() * sizeof(std::int64_t));
+    std::vector<std::int64_t> t((b.size() - sizeof(PeerPost)) / sizeof(std::int64_t));
+    std::memcpy(t.data(), b.data() + sizeof(PeerPost), t.size() * sizeof(std::int64_t));
     const char* base = nullptr;
     for (std::size_t i = 1; i + 3 < t.size(); i += 4) {
       if (t[i + 1] != me) continue;
@@ -423,11 +471,12 @@ void CudaExecutor::connect_peers(Prepared& p) {
         if (q == me) {
           base = static_cast<const char*>(p.scratch);
         } else {
-          cudaIpcMemHandle_t h{};
-          std::memcpy(&h, b.data(), sizeof h);
-          void* m = peer_->open(h, q);
-          p.mapped.push_back(m);
-          base = static_cast<const char*>(m);
+          PeerPost theirs;
+          std::memcpy(&theirs, b.data(), sizeof theirs);
+          if (!theirs.direct())
+            fail("peer transport: rank " + std::to_string(q) + " sends from staging it did not export");
+          base = peer_->map(q, theirs, true);
+          p.pinned.push_back({q, theirs});
         }
       }
       from[{t[i], q}] = {base + t[i + 2], t[i + 3]};
@@ -444,6 +493,93 @@ void CudaExecutor::connect_peers(Prepared& p) {
              " (the ranks run different plans)");
       m.remote = it->second.first;
     }
+  connect_from_input(p);
+}
+
+// Reads from the input (AXE_PEER_DIRECT, executor_internal.hpp Msg::from_input): every sender
+// offers the send boxes of each message of a peer step that could be read from its input (a
+// non-reducing, unchunked step reading the plan's source); each receiver joins them with its
+// receive boxes (compose_message) and accepts the messages that join; both sides mark those.
+// Collective over the world (two all-gathers), after connect_peers' exchange.
+void CudaExecutor::connect_from_input(Prepared& p) {
+  const int me = peer_->rank();
+  auto eligible = [&](std::size_t j) {
+    const Step& s = p.run.steps[j];
+    return peer_direct_ && p.steps[j].peer && p.steps[j].chunks == 1 && !s.reduce && s.in == 0;
+  };
+  std::vector<std::int64_t> offers;  // [step, receiver, boxes ...] ...
+  for (std::size_t j = 0; j < p.steps.size(); ++j) {
+    if (!eligible(j)) continue;
+    for (const auto& m : p.run.steps[j].sends) {
+      if (m.elements() == 0) continue;
+      offers.push_back(static_cast<std::int64_t>(j));
+      offers.push_back(m.peer);
+      put_send_boxes(m.boxes, offers);
+    }
+  }
+  const auto all = peer_->allgather(std::as_bytes(std::span<const std::int64_t>(offers)));
+  std::vector<std::int64_t> accepted;  // [step, sender] ...
+  for (int q = 0; q < peer_->size(); ++q) {
+    const auto& b = all[static_cast<std::size_t>(q)];
+    if (b.size() % sizeof(std::int64_t) != 0)
+      fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
+    std::vector<std::int64_t> w(b.size() / sizeof(std::int64_t));
+    std::memcpy(w.data(), b.data(), b.size());
+    for (std::size_t at = 0; at < w.size();) {
+      if (at + 2 > w.size()) fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
+      const std::int64_t j = w[at], receiver = w[at + 1];
+      at += 2;
+      auto boxes = get_send_boxes(w, at);
+      if (!boxes || j < 0 || static_cast<std::size_t>(j) >= p.steps.size())
+        fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
+      if (receiver != me || q == me || !eligible(static_cast<std::size_t>(j))) continue;
+      const auto& recvs = p.run.steps[static_cast<std::size_t>(j)].recvs;
+      auto& mine = p.steps[static_cast<std::size_t>(j)].recvs;
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        if (recvs[i].peer != q) continue;
+        // Only a message whose staged form also lands by itself (one copy into out, or unpacked
+        // straight from the sender's staging): a message unpacked from the receive region with
+        // the step's others (AXE_PEER_UNPACK=0) would be overwritten there.
+        if (!mine[i].direct && mine[i].unpack.empty()) break;
+        auto joined = compose_message(*boxes, recvs[i].boxes);
+        if (!joined) break;  // the message stays staged
+        mine[i].from_input = true;
+        mine[i].joined = BoxList::copy(*joined, p.exec.dtype);
+        accepted.push_back(j);
+        accepted.push_back(q);
+        break;
+      }
+    }
+  }
+  const auto acks = peer_->allgather(std::as_bytes(std::span<const std::int64_t>(accepted)));
+  for (int r = 0; r < peer_->size(); ++r) {
+    const auto& b = acks[static_cast<std::size_t>(r)];
+    if (b.size() % (2 * sizeof(std::int64_t)) != 0)
+      fail("peer transport: rank " + std::to_string(r) + " published a malformed table of inputs it reads");
+    std::vector<std::int64_t> w(b.size() / sizeof(std::int64_t));
+    std::memcpy(w.data(), b.data(), b.size());
+    for (std::size_t at = 0; at + 1 < w.size(); at += 2) {
+      if (w[at + 1] != me) continue;
+      const auto j = static_cast<std::size_t>(w[at]);
+      if (j >= p.steps.size()) fail("peer transport: rank " + std::to_string(r) + " reads from a step it does not have");
+      for (auto& m : p.steps[j].sends)
+        if (m.peer == r) m.from_input = true;
+    }
+  }
+  // The pack of a step's other messages, at their places in the send region.
+  const DType dt = p.exec.dtype;
+  for (std::size_t j = 0; j < p.steps.size(); ++j) {
+    PStep& ps = p.steps[j];
+    const auto& sends = p.run.steps[j].sends;
+    ps.any_from_input = std::any_of(ps.sends.begin(), ps.sends.end(), [](const PStep::Msg& m) { return m.from_input; });
+    if (!ps.any_from_input) continue;
+    if (sends.size() != ps.sends.size())
+      fail("peer transport: step " + std::to_string(j) + " has " + std::to_string(sends.size()) + " sends, lowered to " +
+           std::to_string(ps.sends.size()));
+    ps.pack_staged = BoxList::copy({}, dt);
+    for (std::size_t k = 0; k < sends.size(); ++k)
+      if (!ps.sends[k].from_input && ps.sends[k].n > 0) ps.pack_staged.append(BoxList::pack(sends[k].boxes, dt, ps.sends[k].off));
+  }
 }
 
 bool CudaExecutor::ready(const RankPlan& plan) const {

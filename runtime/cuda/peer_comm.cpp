@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -61,6 +62,7 @@ namespace {
 
 using WaitValue = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 using WriteValue = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+using PointerAttributes = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
 
 // The driver's stream memory operations, through the runtime (no link against libcuda, so
 // programs still start on machines without a driver).
@@ -136,7 +138,12 @@ void PeerComm::init() {
   sent_.assign(n, 0);
   received_.assign(n, 0);
   waited_consumed_.assign(n, 0);
-  block_bytes_ = (2 * n * sizeof(std::uint64_t) + 4095) / 4096 * 4096;
+  posted_.assign(n, 0);
+  taken_.assign(n, 0);
+  maps_.assign(n, {});
+  // Block words: ready[n], consumed[n], taken[n] (how many of this rank's posts each peer took),
+  // then each sender's ring of posts to this rank (kPostDepth slots of kPostWords).
+  block_bytes_ = ((3 * n + n * kPostDepth * kPostWords) * sizeof(std::uint64_t) + 4095) / 4096 * 4096;
   host_blocks_.assign(n, nullptr);
   peer_flags_.assign(n, nullptr);
   // This rank's block, zeroed before any peer can see its name.
@@ -156,7 +163,8 @@ void PeerComm::init() {
   // small allocation, so that a system that refuses it is known to every rank before any plan.
   void* probe = nullptr;
   AXE_CUDA_CHECK(cudaMalloc(&probe, 256));
-  const cudaIpcMemHandle_t probe_handle = export_memory(probe);
+  cudaIpcMemHandle_t probe_handle{};
+  AXE_CUDA_CHECK(cudaIpcGetMemHandle(&probe_handle, probe));
   std::vector<std::byte> blob(sizeof probe_handle + std::strlen(name));
   std::memcpy(blob.data(), &probe_handle, sizeof probe_handle);
   std::memcpy(blob.data() + sizeof probe_handle, name, std::strlen(name));
@@ -205,6 +213,8 @@ void PeerComm::init() {
 }
 
 PeerComm::~PeerComm() {
+  for (auto& peer : maps_)
+    for (auto& m : peer) unmap(m, !failed_);
   for (std::uint64_t* p : host_blocks_)
     if (p) {
       cudaHostUnregister(p);
@@ -221,25 +231,223 @@ std::vector<std::vector<std::byte>> PeerComm::allgather(std::span<const std::byt
   return v;
 }
 
-cudaIpcMemHandle_t PeerComm::export_memory(void* p) {
-  cudaIpcMemHandle_t h{};
-  AXE_CUDA_CHECK(cudaIpcGetMemHandle(&h, p));
-  return h;
+bool PostRing::try_put(std::uint64_t n, const PeerPost& post) {
+  if (n > depth_ && __atomic_load_n(taken_, __ATOMIC_ACQUIRE) < n - depth_) return false;
+  std::uint64_t* slot = slots_ + (n - 1) % depth_ * kPostWords;
+  slot[1] = post.buffer;
+  slot[2] = post.base;
+  slot[3] = post.size;
+  slot[4] = post.offset;
+  static_assert(sizeof(cudaIpcMemHandle_t) <= (kPostWords - 5) * sizeof(std::uint64_t));
+  std::memcpy(slot + 5, &post.handle, sizeof post.handle);
+  __atomic_store_n(slot, n, __ATOMIC_RELEASE);
+  return true;
 }
 
-void* PeerComm::open(const cudaIpcMemHandle_t& h, int peer) {
-  void* p = nullptr;
-  const cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    fail("peer transport: rank " + std::to_string(rank_) + " cannot map rank " + std::to_string(peer) +
-         "'s staging (cudaIpcOpenMemHandle: " + cudaGetErrorString(e) + ")");
+bool PostRing::try_take(std::uint64_t n, PeerPost& post) {
+  const std::uint64_t* slot = slots_ + (n - 1) % depth_ * kPostWords;
+  if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != n) return false;
+  post.buffer = slot[1];
+  post.base = slot[2];
+  post.size = slot[3];
+  post.offset = slot[4];
+  std::memcpy(&post.handle, slot + 5, sizeof post.handle);
+  __atomic_store_n(taken_, n, __ATOMIC_RELEASE);  // after the reads: the slot may be written again
+  return true;
+}
+
+PostRing PeerComm::ring(int sender, int receiver) const {
+  const auto n = static_cast<std::size_t>(size_);
+  std::uint64_t* block = host_blocks_[static_cast<std::size_t>(receiver)];
+  std::uint64_t* taken = host_blocks_[static_cast<std::size_t>(sender)] + 2 * n + static_cast<std::size_t>(receiver);
+  return PostRing(block + 3 * n + static_cast<std::size_t>(sender) * kPostDepth * kPostWords, taken, kPostDepth);
+}
+
+template <class Try>
+void PeerComm::wait_host(Try&& ready, const std::string& what) {
+  if (failed_) throw Error("peer transport: " + what + " after an earlier failure");
+  if (ready()) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+  Backoff backoff;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      fail_and_throw(what + " timed out after " + seconds_text(timeout_) +
+                     " s (AXE_TIMEOUT_S): a peer stopped, exited or failed");
+    backoff.pause();
   }
+}
+
+void PeerComm::post(int peer, const PeerPost& p) {
+  const auto q = static_cast<std::size_t>(peer);
+  const std::uint64_t n = posted_[q] + 1;
+  PostRing r = ring(rank_, peer);
+  wait_host([&] { return r.try_put(n, p); }, "posting an input to rank " + std::to_string(peer));
+  posted_[q] = n;
+}
+
+PeerPost PeerComm::take(int peer) {
+  const auto q = static_cast<std::size_t>(peer);
+  const std::uint64_t n = taken_[q] + 1;
+  PostRing r = ring(peer, rank_);
+  PeerPost p;
+  wait_host([&] { return r.try_take(n, p); }, "waiting for rank " + std::to_string(peer) + "'s input");
+  taken_[q] = n;
   return p;
 }
 
-void PeerComm::close(void* mapped) {
-  if (mapped) cudaIpcCloseMemHandle(mapped);
+namespace {
+
+// The post of device address p (no handle yet); buffer 0 when CUDA cannot export its allocation
+// (legacy IPC).
+PeerPost locate(const void* p) {
+  static const auto attributes = driver_entry<PointerAttributes>("cuPointerGetAttributes");
+  unsigned long long buffer = 0;
+  int ipc = 0;
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void* data[] = {&buffer, &ipc, &base, &size};
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  if (attributes(4, which, data, static_cast<CUdeviceptr>(at)) != CUDA_SUCCESS || !ipc || buffer == 0 || base == 0 ||
+      at < base || at - base >= size)
+    return {};
+  PeerPost post;
+  post.buffer = buffer;
+  post.base = base;
+  post.size = size;
+  post.offset = at - base;
+  return post;
+}
+
+}  // namespace
+
+PeerPost PeerComm::describe(const void* p) {
+  PeerPost post = locate(p);
+  if (!post.direct()) return {};
+  auto it = std::find_if(exports_.begin(), exports_.end(), [&](const PeerPost& e) { return e.buffer == post.buffer; });
+  if (it == exports_.end()) {
+    if (cudaIpcGetMemHandle(&post.handle, reinterpret_cast<void*>(post.base)) != cudaSuccess) {
+      cudaGetLastError();
+      return {};
+    }
+    if (exports_.size() >= 4 * kMapsPerPeer) exports_.erase(exports_.begin());  // the oldest
+    exports_.push_back(post);
+    return post;
+  }
+  post.handle = it->handle;
+  return post;
+}
+
+PeerPost PeerComm::export_staging(void* p) {
+  PeerPost post = locate(p);
+  if (!post.direct() || cudaIpcGetMemHandle(&post.handle, reinterpret_cast<void*>(post.base)) != cudaSuccess) {
+    cudaGetLastError();
+    fail("peer transport: rank " + std::to_string(rank_) + " cannot export its staging for the peers (CUDA IPC)");
+  }
+  return post;
+}
+
+const char* PeerComm::map(int peer, const PeerPost& post, bool pin) {
+  auto& maps = maps_[static_cast<std::size_t>(peer)];
+  auto same = [&](const Mapping& m) { return m.base == post.base && m.buffer == post.buffer; };
+  auto it = std::find_if(maps.begin(), maps.end(), same);
+  if (it == maps.end()) {
+    // Mappings of allocations the peer freed since (their range overlaps this live one's) go
+    // first: CUDA maps the peer's memory once.
+    for (auto m = maps.begin(); m != maps.end();) {
+      if (m->base < post.base + post.size && post.base < m->base + m->size) {
+        if (m->pins > 0)
+          fail_and_throw("rank " + std::to_string(peer) + " posted an allocation over its staging, which this rank " +
+                         "still maps (the ranks evicted their plans at different times)");
+        unmap(*m, true);
+        m = maps.erase(m);
+      } else {
+        ++m;
+      }
+    }
+    const auto unpinned = std::count_if(maps.begin(), maps.end(), [](const Mapping& m) { return m.pins == 0; });
+    if (!pin && static_cast<std::size_t>(unpinned) >= kMapsPerPeer) {
+      auto lru = std::find_if(maps.begin(), maps.end(), [](const Mapping& m) { return m.pins == 0; });
+      unmap(*lru, true);
+      maps.erase(lru);
+    }
+    Mapping m;
+    m.buffer = post.buffer;
+    m.base = post.base;
+    m.size = post.size;
+    void* local = nullptr;
+    cudaError_t e = cudaIpcOpenMemHandle(&local, post.handle, cudaIpcMemLazyEnablePeerAccess);
+    if (e == cudaErrorAlreadyMapped) {
+      // Some freed allocation of the peer's mapped here still holds this memory (outside its
+      // range, e.g. the rest of a block it shared): unmap every input of the peer, then retry.
+      cudaGetLastError();
+      for (auto k = maps.begin(); k != maps.end();) {
+        if (k->pins > 0) {
+          ++k;
+          continue;
+        }
+        unmap(*k, true);
+        k = maps.erase(k);
+      }
+      e = cudaIpcOpenMemHandle(&local, post.handle, cudaIpcMemLazyEnablePeerAccess);
+    }
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      fail_and_throw("rank " + std::to_string(rank_) + " cannot map rank " + std::to_string(peer) + "'s " +
+                     (pin ? "staging" : "input") + " (cudaIpcOpenMemHandle: " + cudaGetErrorString(e) + ")");
+    }
+    m.local = static_cast<char*>(local);
+    maps.push_back(m);
+    it = maps.end() - 1;
+  } else {
+    std::rotate(it, it + 1, maps.end());  // most recently used last
+    it = maps.end() - 1;
+  }
+  if (pin) ++it->pins;
+  return it->local + post.offset;
+}
+
+void PeerComm::unpin(int peer, const PeerPost& post) {
+  auto& maps = maps_[static_cast<std::size_t>(peer)];
+  auto it = std::find_if(maps.begin(), maps.end(),
+                         [&](const Mapping& m) { return m.base == post.base && m.buffer == post.buffer; });
+  if (it == maps.end() || it->pins == 0) return;
+  if (--it->pins == 0) {  // staging: the plan using it is gone (its executor synchronized)
+    unmap(*it, true);
+    maps.erase(it);
+  }
+}
+
+void PeerComm::used(int peer, const PeerPost& post, cudaStream_t s) {
+  auto& maps = maps_[static_cast<std::size_t>(peer)];
+  auto it = std::find_if(maps.begin(), maps.end(),
+                         [&](const Mapping& m) { return m.base == post.base && m.buffer == post.buffer; });
+  if (it == maps.end()) fail("peer transport: rank " + std::to_string(peer) + "'s input is not mapped here");
+  if (!it->last_use) AXE_CUDA_CHECK(cudaEventCreateWithFlags(&it->last_use, cudaEventDisableTiming));
+  AXE_CUDA_CHECK(cudaEventRecord(it->last_use, s));
+}
+
+std::size_t PeerComm::mapped_inputs() const {
+  std::size_t n = 0;
+  for (const auto& peer : maps_)
+    n += static_cast<std::size_t>(std::count_if(peer.begin(), peer.end(), [](const Mapping& m) { return m.pins == 0; }));
+  return n;
+}
+
+void PeerComm::unmap(Mapping& m, bool wait_first) {
+  if (m.last_use) {
+    if (wait_first) {
+      try {
+        wait(m.last_use, "unmapping a peer's input");
+      } catch (const std::exception&) {  // failed: the streams' waits are released; unmap anyway
+      }
+    }
+    cudaEventDestroy(m.last_use);
+    m.last_use = nullptr;
+  }
+  if (m.local) cudaIpcCloseMemHandle(m.local);
+  m.local = nullptr;
 }
 
 void PeerComm::signal_ready(int peer, cudaStream_t s) {

@@ -13,6 +13,10 @@
 // With AXE_PEER_CHUNK_BYTES set (the _chunks tests: a few KiB), steps on the peer transport run in
 // chunks, and the run fails unless some step did. Each transition runs three times on the same
 // buffers: plans without peer-transport steps run the third time as a CUDA graph (checked).
+// On the peer transport with AXE_PEER_DIRECT=1 (the default), every third transition takes its
+// source from the stream-ordered pool (cudaMallocAsync), which CUDA IPC cannot export, so its
+// messages must all go through staging (no read from a sender's input on any rank); the run fails
+// unless the others read some message straight from a sender's input.
 //   mpirun -np 2 axe_cuda_mpi_test [mixed]
 #include <cuda_runtime_api.h>
 
@@ -56,6 +60,9 @@ int main(int argc, char** argv) {
   const bool peer = !mixed && (min_gpus < size || tunable_int("AXE_PEER_TRANSPORT") == 2);
   int failures = 0;
   std::int64_t chunked = 0;  // plans a step of which ran in chunks
+  std::int64_t read_inputs = 0;  // plans that read a message straight from a sender's input
+  const bool direct = (peer || mixed) && tunable_int("AXE_PEER_DIRECT") != 0;
+  int case_index = 0;
   {
     std::unique_ptr<cuda::NcclComm> nccl;
     std::unique_ptr<cuda::PeerComm> peers;
@@ -100,7 +107,13 @@ int main(int argc, char** argv) {
       RankPlan plan = plan_rank(r, rank);
       std::vector<double> src = fill_source(r.from, rank), dst(static_cast<std::size_t>(plan.buffers.back()));
       void *ds = nullptr, *dd = nullptr;
-      cudaMalloc(&ds, src.size() * 8 + 8);
+      const bool pooled = direct && case_index++ % 3 == 2;  // a source CUDA IPC cannot export
+      if (pooled) {
+        cudaMallocAsync(&ds, src.size() * 8 + 8, nullptr);
+        cudaStreamSynchronize(nullptr);
+      } else {
+        cudaMalloc(&ds, src.size() * 8 + 8);
+      }
       cudaMalloc(&dd, dst.size() * 8 + 8);
       cudaMemcpy(ds, src.data(), src.size() * 8, cudaMemcpyHostToDevice);
       // Three runs on the same buffers, the destination garbage before each: the second captures
@@ -140,6 +153,9 @@ int main(int argc, char** argv) {
                   (ps[i] ? "the peer transport" : "NCCL") + ", expected the other";
         }
       }
+      if (err.empty() && pooled && ex.input_reads() > 0)
+        err = std::to_string(ex.input_reads()) + " message(s) read from a pooled source, which cannot be exported";
+      if (ex.input_reads() > 0) ++read_inputs;
       std::int64_t most_chunks = 1;
       for (const std::int64_t k : ex.pipeline_chunks(plan)) most_chunks = std::max(most_chunks, k);
       if (most_chunks > 1) ++chunked;
@@ -148,7 +164,12 @@ int main(int argc, char** argv) {
       cudaMemcpy(after.data(), ds, src.size() * 8, cudaMemcpyDeviceToHost);
       if (std::memcmp(after.data(), src.data(), src.size() * 8) != 0 && err.empty())
         err = "the source shard changed";
-      cudaFree(ds);
+      if (pooled) {
+        cudaFreeAsync(ds, nullptr);
+        cudaStreamSynchronize(nullptr);
+      } else {
+        cudaFree(ds);
+      }
       cudaFree(dd);
       // gather to rank 0
       int n = static_cast<int>(dst.size());
@@ -171,9 +192,10 @@ int main(int argc, char** argv) {
                                                    all.begin() + displs[static_cast<std::size_t>(k)] +
                                                        counts[static_cast<std::size_t>(k)]);
         const std::string v = verify(r, res);
-        std::printf("%-34s on %s: %s (%lld launches, %lld NCCL calls, at most %lld chunks on rank 0%s%s)\n",
+        std::printf("%-34s on %s: %s (%lld launches, %lld NCCL calls, %lld read from inputs%s, at most %lld chunks on rank 0%s%s)\n",
                     name.c_str(), t.mesh.c_str(), v.empty() ? "OK" : v.c_str(), static_cast<long long>(ex.launches()),
-                    static_cast<long long>(ex.nccl_calls()), static_cast<long long>(most_chunks),
+                    static_cast<long long>(ex.nccl_calls()), static_cast<long long>(ex.input_reads()),
+                    pooled ? " (pooled source)" : "", static_cast<long long>(most_chunks),
                     on.empty() ? "" : ", steps ", on.c_str());
         if (!v.empty()) bad = 1;
       }
@@ -182,6 +204,13 @@ int main(int argc, char** argv) {
   }
   if (std::getenv("AXE_PEER_CHUNK_BYTES") && (peer || mixed) && chunked == 0) {
     std::printf("rank %d: AXE_PEER_CHUNK_BYTES is set, but no step ran in chunks\n", rank);
+    ++failures;
+  }
+  // Reads from inputs need unchunked steps: not with AXE_PEER_CHUNK_BYTES.
+  long long reads = read_inputs, all_reads = 0;
+  MPI_Allreduce(&reads, &all_reads, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (direct && !std::getenv("AXE_PEER_CHUNK_BYTES") && all_reads == 0) {
+    if (rank == 0) std::printf("AXE_PEER_DIRECT=1, but no message was read from a sender's input\n");
     ++failures;
   }
   int total_failures = 0;

@@ -3,7 +3,9 @@
 // choose_step_transports). Host logic only: runs without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "axe/core/error.hpp"
@@ -191,6 +193,66 @@ TEST(PeerChunks, StagingAboveTheDestinationIsChunked) {
   EXPECT_EQ(peer_step_chunks(sending(100 * MiB), DType::F32, 0, 1 * MiB), CudaExecutor::kMaxPipelineChunks);
   // The larger of the two rules: 100 MiB in 10 MiB chunks -> 10, above the bound's 4.
   EXPECT_EQ(peer_step_chunks(sending(100 * MiB), DType::F32, 10 * MiB, 60 * MiB), 10);
+}
+
+// Posts (peer_comm.hpp, PostRing): a ring of 4 slots over plain memory.
+PeerPost post_number(std::uint64_t n) {
+  PeerPost p;
+  p.buffer = n;
+  p.base = 5 * n;
+  p.size = 11 * n;
+  p.offset = 3 * n;
+  for (std::size_t i = 0; i < sizeof p.handle.reserved; ++i) p.handle.reserved[i] = static_cast<char>(n * 7 + i);
+  return p;
+}
+
+bool same_post(const PeerPost& a, const PeerPost& b) {
+  return a.buffer == b.buffer && a.base == b.base && a.size == b.size && a.offset == b.offset &&
+         std::memcmp(a.handle.reserved, b.handle.reserved, sizeof a.handle.reserved) == 0;
+}
+
+TEST(PostRing, FullAfterDepthPostsUntilTheReceiverTakes) {
+  std::vector<std::uint64_t> slots(4 * kPostWords, 0);
+  std::uint64_t taken = 0;
+  PostRing ring(slots.data(), &taken, 4);
+  PeerPost got;
+  EXPECT_FALSE(ring.try_take(1, got));  // nothing posted yet
+  for (std::uint64_t n = 1; n <= 4; ++n) EXPECT_TRUE(ring.try_put(n, post_number(n)));
+  EXPECT_FALSE(ring.try_put(5, post_number(5)));  // slot of post 1, not taken yet
+  ASSERT_TRUE(ring.try_take(1, got));
+  EXPECT_TRUE(same_post(got, post_number(1)));
+  EXPECT_EQ(taken, 1u);
+  EXPECT_TRUE(ring.try_put(5, post_number(5)));
+  EXPECT_FALSE(ring.try_put(6, post_number(6)));
+  for (std::uint64_t n = 2; n <= 5; ++n) {
+    ASSERT_TRUE(ring.try_take(n, got));
+    EXPECT_TRUE(same_post(got, post_number(n))) << n;
+  }
+  EXPECT_FALSE(ring.try_take(6, got));
+  EXPECT_EQ(taken, 5u);
+}
+
+// A sender and a receiver thread, 20,000 posts through 4 slots: every post arrives whole, in
+// order, none overwritten before it was taken.
+TEST(PostRing, ThreadsPassEveryPostInOrder) {
+  std::vector<std::uint64_t> slots(4 * kPostWords, 0);
+  std::uint64_t taken = 0;
+  constexpr std::uint64_t kPosts = 20000;
+  std::thread sender([&] {
+    PostRing ring(slots.data(), &taken, 4);
+    for (std::uint64_t n = 1; n <= kPosts; ++n)
+      while (!ring.try_put(n, post_number(n))) std::this_thread::yield();
+  });
+  PostRing ring(slots.data(), &taken, 4);
+  std::uint64_t wrong = 0;
+  for (std::uint64_t n = 1; n <= kPosts; ++n) {
+    PeerPost got;
+    while (!ring.try_take(n, got)) std::this_thread::yield();
+    if (!same_post(got, post_number(n))) ++wrong;
+  }
+  sender.join();
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(taken, kPosts);
 }
 
 }  // namespace

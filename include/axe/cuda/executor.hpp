@@ -104,7 +104,16 @@
 // layout (AXE_PEER_UNPACK=1, the default; 0: copied into the receive staging, then unpacked, one
 // pass more); a reducing step's messages by reduce kernels reading the sender's staging, one launch
 // per term and sender in term order (AXE_PEER_UNPACK=1; 0: through the receive staging, then one
-// launch per term). Ordered by stream-side flags, never by the host. A step's pulls from different
+// launch per term). Ordered by stream-side flags, never by the host. Reads from the input
+// (AXE_PEER_DIRECT=1, the default; set_peer_direct): a message of a non-reducing, unchunked step
+// that reads the plan's source, whose receiver's staged path needs no receive region, is agreed
+// in connect() (connect_from_input: the sender's send boxes joined with the receiver's receive
+// boxes by compose_message) to be copied by the receiver straight out of the sender's source,
+// both in their layouts, with no pack: per call the sender's host posts where the source lies
+// (PeerComm::post, an IPC handle; or that it packed the message, when CUDA cannot export the
+// source's allocation), the receiver's host takes the post and maps the allocation (once), and
+// the sender's step ends when the receivers have read it (its stream waits for their consumed
+// flags). A step's pulls from different
 // senders run at once, each sender's on its own stream (forked from and joined back into the
 // executor's stream). connect() exchanges, over the world, where each message lies in its sender's
 // staging (and maps the senders' staging). Chunks (peer_step_chunks): a non-reducing step runs in
@@ -239,6 +248,8 @@ class CudaExecutor {
   // graph replay reports those of the call it captured).
   std::int64_t launches() const { return launches_; }
   std::int64_t nccl_calls() const { return nccl_calls_; }
+  // Messages the last execute() copied straight out of their senders' input (AXE_PEER_DIRECT).
+  std::int64_t input_reads() const { return input_reads_; }
   // Whether the last execute() launched a CUDA graph (see above), captured or replayed.
   bool graphed() const { return graphed_; }
   // CUDA graphs on or off (see above) for calls from now on; off destroys the graphs kept.
@@ -269,6 +280,10 @@ class CudaExecutor {
   // Peer transport chunks (see above; 0: none) for plans prepared afterwards; axe::Error when
   // negative.
   void set_peer_chunk_bytes(std::int64_t bytes);
+  // Receivers read messages straight from the senders' input (AXE_PEER_DIRECT; see above), for
+  // plans connected from now on (a message only where both its sender and receiver have it on).
+  void set_peer_direct(bool on) { peer_direct_ = on; }
+  bool peer_direct() const { return peer_direct_; }
   std::int64_t peer_chunk_bytes() const { return peer_chunk_bytes_; }
   // Overlap threshold (see above; 0 turns it off) for plans prepared afterwards; axe::Error when
   // negative.
@@ -286,6 +301,7 @@ class CudaExecutor {
   void ensure_pipeline_streams();
   void ensure_side_stream();
   void connect_peers(Prepared& p);
+  void connect_from_input(Prepared& p);
   // Enqueues the prepared plan step by step on stream_ (execute() without the graph logic).
   void enqueue(Prepared& p, const void* source, void* destination);
   // Runs `p` on (source, destination) as a graph (captured now or kept), or returns false when
@@ -304,12 +320,13 @@ class CudaExecutor {
   bool owns_stream_ = false;
   cudaEvent_t done_ = nullptr;
   std::map<const RankPlan*, std::unique_ptr<Prepared>> cache_;
-  std::int64_t launches_ = 0, nccl_calls_ = 0;
+  std::int64_t launches_ = 0, nccl_calls_ = 0, input_reads_ = 0;
   std::int64_t max_chunks_ = 1, min_pipeline_bytes_ = std::int64_t{8} << 20,
                pipeline_chunk_bytes_ = std::int64_t{8} << 20;
   std::int64_t overlap_min_ = std::int64_t{2} << 20;
   std::int64_t peer_chunk_bytes_ = 0;  // AXE_PEER_CHUNK_BYTES
   bool peer_unpack_ = true;  // AXE_PEER_UNPACK: receivers unpack straight from the senders' staging
+  bool peer_direct_ = true;  // AXE_PEER_DIRECT: receivers read the senders' input (connect_from_input)
   bool graphs_ = true;       // AXE_CUDA_GRAPHS
   bool graphed_ = false;
   int pipeline_blocks_per_sm_ = 4;  // box-kernel occupancy in pipelined steps (AXE_PIPELINE_BLOCKS_PER_SM)

@@ -5,7 +5,8 @@
 // Protocol (pull, stream-ordered, no host synchronisation on the data path). Every rank owns a
 // flag block, a shared host page (POSIX shared memory registered with CUDA) that every rank of
 // the node maps at construction:
-//   ready[q]     written by q: how many messages q has packed for this rank so far;
+//   ready[q]     written by q: how many messages q has made ready for this rank so far (packed,
+//                or posted to be read from its input, below);
 //   consumed[q]  written by q: how many of this rank's messages to q it has copied out so far.
 // A sender packs its messages into its staging (the executor's per-plan scratch, exported to the
 // peers when the plan is connected), then writes ready[me] = n in each receiver's block. A
@@ -22,6 +23,24 @@
 // this rank's stream waiting on a flag, and wait() then throws axe::Error naming the rank and
 // the operation, and failed() stays true. The stream's waits are then released (its flags set
 // beyond any count), so tearing down (cudaStreamSynchronize, cudaFree) does not wait forever.
+//
+// Posts (reads from the sender's input, executor.hpp): a receiver may copy a message straight out
+// of the sender's step input, in the sender's layout, with no pack. That input is the caller's
+// buffer, a new one on any call, so its receiver's host must learn where it is before it enqueues
+// the copy: the sender's host posts (post()) the IPC handle of the input's allocation, and the
+// offset into it, into a ring of kPostDepth slots per ordered pair in the receiver's flag block;
+// the receiver's host takes (take()) them in order and maps each allocation once (map()).
+// A post without a handle (an allocation CUDA cannot export, e.g. from a stream-ordered pool or
+// cuMemCreate) says the sender packed the message into its staging as usual. Host waits on posts
+// are bounded by the same timeout.
+//
+// Mappings. A receiver maps a peer's allocation once and keeps it by the allocation's address
+// range in the sender: staging pinned while a plan uses it, inputs at most kMapsPerPeer per peer
+// (the least recently used unmapped first, after the copies that read it). A sender's freed
+// allocation stays mapped here until then, and CUDA refuses to map memory of the sender's that
+// is mapped already ("resource already mapped"): so a post whose range overlaps a mapping of
+// another allocation (another buffer id: the old one was freed) unmaps that one first, after its
+// copies, as UCX's CUDA IPC cache does.
 //
 // Example (2 processes on one GPU): PeerComm c(MPI_COMM_WORLD, 0); CudaExecutor ex(&c);
 //   ex.execute(plan, src, dst); ex.synchronize();  // S(0) -> R: each rank pulls the other's rows
@@ -72,8 +91,41 @@ class PeerUnavailable : public Error {
   using Error::Error;
 };
 
+// Where a sender's step input lies, told to a receiver's host: the IPC handle of its allocation
+// and the input's byte offset in it; buffer 0 (no handle): the sender packed the message.
+struct PeerPost {
+  std::uint64_t buffer = 0;  // the allocation's id in the sender (CU_POINTER_ATTRIBUTE_BUFFER_ID)
+  std::uint64_t base = 0;    // the allocation's start address in the sender
+  std::uint64_t size = 0;    // and its bytes
+  std::uint64_t offset = 0;  // bytes from its start to the input
+  cudaIpcMemHandle_t handle{};
+  bool direct() const { return buffer != 0; }
+};
+
+// One ordered pair's ring of posts in shared host memory (host logic, no CUDA): `slots` holds
+// depth slots of kPostWords words, written by the sender; `taken` is the receiver's count of the
+// posts it took, read by the sender. Post n (from 1) goes to slot (n - 1) % depth, its sequence
+// number written last (release), so a receiver that sees n there sees the whole post.
+inline constexpr std::size_t kPostWords = 16;
+class PostRing {
+ public:
+  PostRing(std::uint64_t* slots, std::uint64_t* taken, std::size_t depth) : slots_(slots), taken_(taken), depth_(depth) {}
+  // Writes post n; false (and writes nothing) while the receiver has not yet taken post n - depth.
+  bool try_put(std::uint64_t n, const PeerPost& post);
+  // Post n once it was written (then counts it taken); false before.
+  bool try_take(std::uint64_t n, PeerPost& post);
+
+ private:
+  std::uint64_t* slots_;
+  std::uint64_t* taken_;
+  std::size_t depth_;
+};
+
 class PeerComm {
  public:
+  static constexpr std::size_t kPostDepth = 16;
+  static constexpr std::size_t kMapsPerPeer = 16;
+
   // All-gather of one byte string per rank (rank order); the MPI constructor supplies it.
   using AllGather = std::function<std::vector<std::vector<std::byte>>(std::span<const std::byte>)>;
 
@@ -98,10 +150,8 @@ class PeerComm {
 
   // Collective over the world: every rank's `mine`, in rank order. Host-synchronous.
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
-  // Exports / maps device memory (cudaMalloc'd) for the peers; close() unmaps.
-  static cudaIpcMemHandle_t export_memory(void* p);
-  void* open(const cudaIpcMemHandle_t& h, int peer);
-  static void close(void* mapped);
+  // This rank's staging for the peers (cudaMalloc'd): its post (with the handle).
+  PeerPost export_staging(void* p);
 
   // The protocol above, enqueued on `s`. `peer` is a world rank.
   void signal_ready(int peer, cudaStream_t s);                      // after packing for peer
@@ -113,6 +163,23 @@ class PeerComm {
   // Before packing into a staging slot: every message sent up to `mark` (an earlier sent()) was
   // copied out, so chunks alternating between two slots wait only for the chunk before last.
   void wait_consumed(cudaStream_t s, std::span<const std::uint64_t> mark);
+
+  // Posts (see above). post(): this rank's next post to `peer` (host; waits under the timeout
+  // while the ring is full). take(): `peer`'s next post to this rank (host; waits under the
+  // timeout until it is written). describe(p): the post for a step input at device address p of
+  // this rank (handles cached by allocation); a post without a handle when the allocation cannot
+  // be exported.
+  void post(int peer, const PeerPost& post);
+  PeerPost take(int peer);
+  PeerPost describe(const void* p);
+  // The address, in this process, of a direct post's data of `peer` (its allocation mapped on
+  // first use; see Mappings above). `pin`: staging, kept mapped until as many unpin() calls.
+  // used(): the mapping is read by work enqueued on `s` so far (it is unmapped only after that).
+  const char* map(int peer, const PeerPost& post, bool pin = false);
+  void unpin(int peer, const PeerPost& post);
+  void used(int peer, const PeerPost& post, cudaStream_t s);
+  // The peers' inputs mapped here now (at most kMapsPerPeer per peer; pinned staging aside).
+  std::size_t mapped_inputs() const;
 
   // Waits for `event` under the deadline; after timeout() seconds or a CUDA error: failed(), the
   // streams' pending flag waits released (release_waits), and axe::Error naming the rank and
@@ -136,6 +203,21 @@ class PeerComm {
   std::uint64_t* flags_ = nullptr;           // this rank's block: ready[size], consumed[size]
   std::vector<std::uint64_t*> peer_flags_;   // every rank's block (device address; own: flags_)
   std::vector<std::uint64_t> sent_, received_, waited_consumed_;
+  // Posts: counts per peer, this rank's exported allocations (by id), and the peers' allocations
+  // mapped here (per peer, least recently used first).
+  std::vector<std::uint64_t> posted_, taken_;
+  std::vector<PeerPost> exports_;
+  struct Mapping {
+    std::uint64_t buffer = 0, base = 0, size = 0;  // the peer's allocation: its id and range there
+    char* local = nullptr;               // its start, here
+    int pins = 0;
+    cudaEvent_t last_use = nullptr;
+  };
+  std::vector<std::vector<Mapping>> maps_;
+  PostRing ring(int sender, int receiver) const;
+  void unmap(Mapping& m, bool wait_first);
+  template <class Try>
+  void wait_host(Try&& ready, const std::string& what);
 };
 
 }  // namespace axe::cuda
