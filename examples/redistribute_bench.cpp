@@ -38,23 +38,6 @@ struct Transition {
   bool uneven = false;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    std::size_t e = s.find(',', pos);
-    if (e == std::string::npos) e = s.size();
-    if (e > pos) out.push_back(s.substr(pos, e - pos));
-    pos = e + 1;
-  }
-  return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,8 +56,8 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) fail("redistribute_bench: " + a + " needs a value");
         return argv[++i];
       };
-      if (a == "--sizes") sizes = split(value());
-      else if (a == "--dtypes") dtypes = split(value());
+      if (a == "--sizes") sizes = examples::list_arg(value());
+      else if (a == "--dtypes") dtypes = examples::list_arg(value());
       else if (a == "--iters") iters = static_cast<int>(examples::int_arg("--iters", value(), 1, 1000000));
       else if (a == "--warmup") warmup = static_cast<int>(examples::int_arg("--warmup", value(), 1, 1000000));
       else if (a == "--json") json = value();
@@ -130,7 +113,7 @@ int main(int argc, char** argv) {
             ms.push_back(v[0]);
             us.push_back(v[1]);
           }
-          const double m = median(ms), u = median(us);
+          const double m = examples::median(ms), u = examples::median(us);
           if (rt.rank() == 0) {
             std::printf("%-18s %-4s %5s %10.4f %8.1f\n", t.label, dn.c_str(), sz.c_str(), m, u);
             std::fflush(stdout);

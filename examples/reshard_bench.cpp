@@ -139,15 +139,6 @@ DistLayout interleaved(const std::vector<std::int64_t>& shape, const Mesh& mesh)
   return DistLayout(shape, parse_axe_layout(text), mesh);
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 struct Case {
   const Transition* t;
   DType dtype;
@@ -179,11 +170,6 @@ Case make_case(const Transition& t, DType dt, std::int64_t size, const Mesh& mes
                                           std::span<const AxisPlacement>(t.from));
   c.req = PlanRequest{from, to, dt};
   return c;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // Fills `bytes` of device memory with random finite values of `dt` (a 1 MiB random host block
@@ -263,12 +249,12 @@ int main(int argc, char** argv) {
       };
       if (a == "--sizes") {
         sizes.clear();
-        for (const auto& s : split(next())) sizes.push_back(parse_bytes(s, "--sizes"));
+        for (const auto& s : examples::list_arg(next())) sizes.push_back(parse_bytes(s, "--sizes"));
       } else if (a == "--dtypes") {
         dtypes.clear();
-        for (const auto& s : split(next())) dtypes.push_back(parse_dtype(s));
+        for (const auto& s : examples::list_arg(next())) dtypes.push_back(parse_dtype(s));
       } else if (a == "--transitions") {
-        filter = split(next());
+        filter = examples::list_arg(next());
       } else if (a == "--iters") {
         iters = static_cast<int>(examples::int_arg("--iters", next(), 1, 1000000));
       } else if (a == "--warmup") {
@@ -392,8 +378,8 @@ int main(int argc, char** argv) {
         ms.push_back(mx[0]);
         us.push_back(mx[1]);
       }
-      if (host_us) *host_us = median(us);
-      return median(ms);
+      if (host_us) *host_us = examples::median(us);
+      return examples::median(ms);
     };
 
     std::vector<Result> results;
