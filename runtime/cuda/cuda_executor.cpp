@@ -119,14 +119,14 @@ bool CudaExecutor::run_graph(Prepared& p, const void* source, void* destination)
   }
   AXE_CUDA_CHECK(cudaGraphLaunch(it->exec, stream_));
   launches_ = it->launches;
-  input_reads_ = 0;  // graphs never have peer steps
+  input_reads_ = source_reads_ = 0;  // graphs never have peer steps
   nccl_calls_ = it->nccl_calls;
   return true;
 }
 
 void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
   const RankPlan& plan = p.plan;
-  launches_ = nccl_calls_ = input_reads_ = 0;
+  launches_ = nccl_calls_ = input_reads_ = source_reads_ = 0;
   const DType dt = plan.dtype;
   const std::int64_t es = size_of(dt);
   const std::size_t nb = plan.buffers.size();
@@ -289,8 +289,8 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
       // consumed after the step's reductions (below).
       // Messages read from the input (Msg::from_input): post where `in` lies to their receivers
       // (or, when it cannot be exported, that every message is packed), and pack only the others.
-      bool from_input = false;
-      if (ps.any_from_input) {
+      bool from_input = ps.any_from_input && ps.input_in_scratch;  // mapped by the receivers already
+      if (ps.any_from_input && !ps.input_in_scratch) {
         const PeerPost post = peer_->describe(in);
         from_input = post.direct();
         for (const auto& m : ps.sends)
@@ -320,11 +320,16 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
           cudaStream_t pull = stream_;
           if (fork) pull = pull_streams_[static_cast<std::size_t>(
                           std::find(senders.begin(), senders.end(), m.peer) - senders.begin())];
-          const PeerPost post = m.from_input ? peer_->take(static_cast<int>(m.peer)) : PeerPost{};
+          const PeerPost post = m.from_input && !m.input ? peer_->take(static_cast<int>(m.peer)) : PeerPost{};
           const std::uint64_t seq = peer_->wait_ready(static_cast<int>(m.peer), pull);
-          if (post.direct()) {  // straight from the sender's input into out, both in their layouts
-            copy_boxes(m.joined, peer_->map(static_cast<int>(m.peer), post) + post.offset, out, pull);
-            peer_->used(static_cast<int>(m.peer), post, pull);
+          if (m.input || post.direct()) {  // straight from the sender's input into out, both in their layouts
+            if (m.input) {
+              copy_boxes(m.joined, m.input, out, pull);
+            } else {
+              copy_boxes(m.joined, peer_->map(static_cast<int>(m.peer), post), out, pull);
+              peer_->used(static_cast<int>(m.peer), post, pull);
+              ++source_reads_;
+            }
             peer_->signal_consumed(static_cast<int>(m.peer), seq, pull);
             ++launches_;
             ++input_reads_;

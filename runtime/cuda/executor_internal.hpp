@@ -55,6 +55,9 @@ struct PStep {
     // writes `out` (compose_message). A post without a handle falls back to the staged path.
     bool from_input = false;
     BoxList joined{};
+    // Receives from_input of a step whose input is an intermediate buffer: that buffer in the
+    // sender's scratch, mapped here (no post; null: the plan's source, posted per call).
+    const char* input = nullptr;
   };
   std::vector<Msg> sends, recvs;
   // Native collectives without staging: the send block read straight from `in` at send_at
@@ -83,6 +86,7 @@ struct PStep {
   // their places in the send region; `pack` packs them all (a call whose input cannot be posted).
   BoxList pack_staged;
   bool any_from_input = false;
+  bool input_in_scratch = false;  // the step's input is an intermediate buffer: no posts
 };
 
 // Lowering (executor_lower.cpp).

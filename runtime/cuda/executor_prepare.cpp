@@ -455,8 +455,9 @@ void CudaExecutor::connect_peers(Prepared& p) {
   std::memcpy(blob.data(), &staging, sizeof staging);
   std::memcpy(blob.data() + sizeof(PeerPost), table.data(), table.size() * sizeof(std::int64_t));
   const auto all = peer_->allgather(blob);
-  // (step, sender) -> the message in the sender's staging, mapped here.
+  // (step, sender) -> the message in the sender's staging, mapped here; per sender, its scratch.
   std::map<std::pair<std::int64_t, std::int64_t>, std::pair<const char*, std::int64_t>> from;
+  std::vector<const char*> scratch_of(static_cast<std::size_t>(peer_->size()), nullptr);
   for (int q = 0; q < peer_->size(); ++q) {
     const auto& b = all[static_cast<std::size_t>(q)];
     if (b.size() < sizeof(PeerPost) + sizeof(std::int64_t) ||
@@ -478,6 +479,7 @@ void CudaExecutor::connect_peers(Prepared& p) {
           base = peer_->map(q, theirs, true);
           p.pinned.push_back({q, theirs});
         }
+        scratch_of[static_cast<std::size_t>(q)] = base;
       }
       from[{t[i], q}] = {base + t[i + 2], t[i + 3]};
     }
@@ -493,27 +495,33 @@ void CudaExecutor::connect_peers(Prepared& p) {
              " (the ranks run different plans)");
       m.remote = it->second.first;
     }
-  connect_from_input(p);
+  connect_from_input(p, scratch_of);
 }
 
 // Reads from the input (AXE_PEER_DIRECT, executor_internal.hpp Msg::from_input): every sender
 // offers the send boxes of each message of a peer step that could be read from its input (a
-// non-reducing, unchunked step reading the plan's source); each receiver joins them with its
-// receive boxes (compose_message) and accepts the messages that join; both sides mark those.
+// non-reducing, unchunked step reading the plan's source, or an intermediate buffer in its
+// scratch, which its receivers have mapped as staging: then at that byte offset, with no posts);
+// each receiver joins them with its receive boxes (compose_message) and accepts the messages that
+// join; both sides mark those. `scratch_of`: each sender's scratch mapped here (connect_peers).
 // Collective over the world (two all-gathers), after connect_peers' exchange.
-void CudaExecutor::connect_from_input(Prepared& p) {
+void CudaExecutor::connect_from_input(Prepared& p, const std::vector<const char*>& scratch_of) {
   const int me = peer_->rank();
   auto eligible = [&](std::size_t j) {
     const Step& s = p.run.steps[j];
-    return peer_direct_ && p.steps[j].peer && p.steps[j].chunks == 1 && !s.reduce && s.in == 0;
+    const auto in = static_cast<std::size_t>(s.in);
+    const bool in_scratch = s.in > 0 && in < p.inter_offset.size() && p.inter_offset[in] >= 0;
+    return peer_direct_ && p.steps[j].peer && p.steps[j].chunks == 1 && !s.reduce && (s.in == 0 || in_scratch);
   };
-  std::vector<std::int64_t> offers;  // [step, receiver, boxes ...] ...
+  std::vector<std::int64_t> offers;  // [step, receiver, input's byte offset in scratch or -1, boxes ...] ...
   for (std::size_t j = 0; j < p.steps.size(); ++j) {
     if (!eligible(j)) continue;
+    const int in = p.run.steps[j].in;
     for (const auto& m : p.run.steps[j].sends) {
       if (m.elements() == 0) continue;
       offers.push_back(static_cast<std::int64_t>(j));
       offers.push_back(m.peer);
+      offers.push_back(in == 0 ? -1 : p.inter_offset[static_cast<std::size_t>(in)]);
       put_send_boxes(m.boxes, offers);
     }
   }
@@ -526,13 +534,15 @@ void CudaExecutor::connect_from_input(Prepared& p) {
     std::vector<std::int64_t> w(b.size() / sizeof(std::int64_t));
     std::memcpy(w.data(), b.data(), b.size());
     for (std::size_t at = 0; at < w.size();) {
-      if (at + 2 > w.size()) fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
-      const std::int64_t j = w[at], receiver = w[at + 1];
-      at += 2;
+      if (at + 3 > w.size()) fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
+      const std::int64_t j = w[at], receiver = w[at + 1], in_at = w[at + 2];
+      at += 3;
       auto boxes = get_send_boxes(w, at);
-      if (!boxes || j < 0 || static_cast<std::size_t>(j) >= p.steps.size())
+      if (!boxes || j < 0 || static_cast<std::size_t>(j) >= p.steps.size() || in_at < -1)
         fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
       if (receiver != me || q == me || !eligible(static_cast<std::size_t>(j))) continue;
+      const char* scratch = scratch_of[static_cast<std::size_t>(q)];
+      if (in_at >= 0 && !scratch) continue;  // (it sends to this rank, so its scratch is mapped)
       const auto& recvs = p.run.steps[static_cast<std::size_t>(j)].recvs;
       auto& mine = p.steps[static_cast<std::size_t>(j)].recvs;
       for (std::size_t i = 0; i < recvs.size(); ++i) {
@@ -545,6 +555,7 @@ void CudaExecutor::connect_from_input(Prepared& p) {
         if (!joined) break;  // the message stays staged
         mine[i].from_input = true;
         mine[i].joined = BoxList::copy(*joined, p.exec.dtype);
+        mine[i].input = in_at >= 0 ? scratch + in_at : nullptr;
         accepted.push_back(j);
         accepted.push_back(q);
         break;
@@ -573,6 +584,7 @@ void CudaExecutor::connect_from_input(Prepared& p) {
     const auto& sends = p.run.steps[j].sends;
     ps.any_from_input = std::any_of(ps.sends.begin(), ps.sends.end(), [](const PStep::Msg& m) { return m.from_input; });
     if (!ps.any_from_input) continue;
+    ps.input_in_scratch = p.run.steps[j].in != 0;
     if (sends.size() != ps.sends.size())
       fail("peer transport: step " + std::to_string(j) + " has " + std::to_string(sends.size()) + " sends, lowered to " +
            std::to_string(ps.sends.size()));

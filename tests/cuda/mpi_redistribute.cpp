@@ -15,8 +15,9 @@
 // buffers: plans without peer-transport steps run the third time as a CUDA graph (checked).
 // On the peer transport with AXE_PEER_DIRECT=1 (the default), every third transition takes its
 // source from the stream-ordered pool (cudaMallocAsync), which CUDA IPC cannot export, so its
-// messages must all go through staging (no read from a sender's input on any rank); the run fails
-// unless the others read some message straight from a sender's input.
+// messages must all go through staging (no read from a sender's input on any rank), and every
+// third another one 264 bytes into its allocation; the run fails unless the others read some
+// message straight from a sender's input.
 //   mpirun -np 2 axe_cuda_mpi_test [mixed]
 #include <cuda_runtime_api.h>
 
@@ -106,14 +107,17 @@ int main(int argc, char** argv) {
                                (mixed ? std::string(mode == 0 ? " model" : mode == 1 ? " peer" : " nccl") : "");
       RankPlan plan = plan_rank(r, rank);
       std::vector<double> src = fill_source(r.from, rank), dst(static_cast<std::size_t>(plan.buffers.back()));
-      void *ds = nullptr, *dd = nullptr;
-      const bool pooled = direct && case_index++ % 3 == 2;  // a source CUDA IPC cannot export
+      void *ds = nullptr, *dd = nullptr, *allocated = nullptr;
+      const bool pooled = direct && case_index % 3 == 2;  // a source CUDA IPC cannot export
+      const std::size_t inside = direct && case_index % 3 == 1 ? 264 : 0;  // the source 264 bytes into its allocation
+      ++case_index;
       if (pooled) {
-        cudaMallocAsync(&ds, src.size() * 8 + 8, nullptr);
+        cudaMallocAsync(&allocated, src.size() * 8 + 8, nullptr);
         cudaStreamSynchronize(nullptr);
       } else {
-        cudaMalloc(&ds, src.size() * 8 + 8);
+        cudaMalloc(&allocated, src.size() * 8 + 8 + inside);
       }
+      ds = static_cast<char*>(allocated) + inside;
       cudaMalloc(&dd, dst.size() * 8 + 8);
       cudaMemcpy(ds, src.data(), src.size() * 8, cudaMemcpyHostToDevice);
       // Three runs on the same buffers, the destination garbage before each: the second captures
@@ -153,8 +157,8 @@ int main(int argc, char** argv) {
                   (ps[i] ? "the peer transport" : "NCCL") + ", expected the other";
         }
       }
-      if (err.empty() && pooled && ex.input_reads() > 0)
-        err = std::to_string(ex.input_reads()) + " message(s) read from a pooled source, which cannot be exported";
+      if (err.empty() && pooled && ex.source_reads() > 0)
+        err = std::to_string(ex.source_reads()) + " message(s) read from a pooled source, which cannot be exported";
       if (ex.input_reads() > 0) ++read_inputs;
       std::int64_t most_chunks = 1;
       for (const std::int64_t k : ex.pipeline_chunks(plan)) most_chunks = std::max(most_chunks, k);
@@ -165,10 +169,10 @@ int main(int argc, char** argv) {
       if (std::memcmp(after.data(), src.data(), src.size() * 8) != 0 && err.empty())
         err = "the source shard changed";
       if (pooled) {
-        cudaFreeAsync(ds, nullptr);
+        cudaFreeAsync(allocated, nullptr);
         cudaStreamSynchronize(nullptr);
       } else {
-        cudaFree(ds);
+        cudaFree(allocated);
       }
       cudaFree(dd);
       // gather to rank 0
@@ -192,10 +196,11 @@ int main(int argc, char** argv) {
                                                    all.begin() + displs[static_cast<std::size_t>(k)] +
                                                        counts[static_cast<std::size_t>(k)]);
         const std::string v = verify(r, res);
-        std::printf("%-34s on %s: %s (%lld launches, %lld NCCL calls, %lld read from inputs%s, at most %lld chunks on rank 0%s%s)\n",
+        std::printf("%-34s on %s: %s (%lld launches, %lld NCCL calls, %lld read from inputs (%lld from the source%s), at most %lld chunks on rank 0%s%s)\n",
                     name.c_str(), t.mesh.c_str(), v.empty() ? "OK" : v.c_str(), static_cast<long long>(ex.launches()),
                     static_cast<long long>(ex.nccl_calls()), static_cast<long long>(ex.input_reads()),
-                    pooled ? " (pooled source)" : "", static_cast<long long>(most_chunks),
+                    static_cast<long long>(ex.source_reads()),
+                    pooled ? ", pooled" : "", static_cast<long long>(most_chunks),
                     on.empty() ? "" : ", steps ", on.c_str());
         if (!v.empty()) bad = 1;
       }

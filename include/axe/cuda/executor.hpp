@@ -106,7 +106,9 @@
 // per term and sender in term order (AXE_PEER_UNPACK=1; 0: through the receive staging, then one
 // launch per term). Ordered by stream-side flags, never by the host. Reads from the input
 // (AXE_PEER_DIRECT=1, the default; set_peer_direct): a message of a non-reducing, unchunked step
-// that reads the plan's source, whose receiver's staged path needs no receive region, is agreed
+// that reads the plan's source or an intermediate buffer (in the sender's scratch, which the
+// receiver maps as staging anyway: no posts), whose receiver's staged path needs no receive
+// region, is agreed
 // in connect() (connect_from_input: the sender's send boxes joined with the receiver's receive
 // boxes by compose_message) to be copied by the receiver straight out of the sender's source,
 // both in their layouts, with no pack: per call the sender's host posts where the source lies
@@ -248,8 +250,11 @@ class CudaExecutor {
   // graph replay reports those of the call it captured).
   std::int64_t launches() const { return launches_; }
   std::int64_t nccl_calls() const { return nccl_calls_; }
-  // Messages the last execute() copied straight out of their senders' input (AXE_PEER_DIRECT).
+  // Messages the last execute() copied straight out of their senders' input (AXE_PEER_DIRECT),
+  // and of them those from the plan's source (posted per call; the others are intermediate
+  // buffers in the senders' scratch).
   std::int64_t input_reads() const { return input_reads_; }
+  std::int64_t source_reads() const { return source_reads_; }
   // Whether the last execute() launched a CUDA graph (see above), captured or replayed.
   bool graphed() const { return graphed_; }
   // CUDA graphs on or off (see above) for calls from now on; off destroys the graphs kept.
@@ -301,7 +306,7 @@ class CudaExecutor {
   void ensure_pipeline_streams();
   void ensure_side_stream();
   void connect_peers(Prepared& p);
-  void connect_from_input(Prepared& p);
+  void connect_from_input(Prepared& p, const std::vector<const char*>& scratch_of);
   // Enqueues the prepared plan step by step on stream_ (execute() without the graph logic).
   void enqueue(Prepared& p, const void* source, void* destination);
   // Runs `p` on (source, destination) as a graph (captured now or kept), or returns false when
@@ -320,7 +325,7 @@ class CudaExecutor {
   bool owns_stream_ = false;
   cudaEvent_t done_ = nullptr;
   std::map<const RankPlan*, std::unique_ptr<Prepared>> cache_;
-  std::int64_t launches_ = 0, nccl_calls_ = 0, input_reads_ = 0;
+  std::int64_t launches_ = 0, nccl_calls_ = 0, input_reads_ = 0, source_reads_ = 0;
   std::int64_t max_chunks_ = 1, min_pipeline_bytes_ = std::int64_t{8} << 20,
                pipeline_chunk_bytes_ = std::int64_t{8} << 20;
   std::int64_t overlap_min_ = std::int64_t{2} << 20;
