@@ -520,6 +520,10 @@ void Runtime::finish_agreements() {
   if (transport_) transport_->finish_check();
 }
 
+void Runtime::poll_agreements() {
+  if (transport_) transport_->poll_check();
+}
+
 void Runtime::agree(std::string_view what, const std::string& local_error, std::uint64_t fp,
                     std::string_view description, std::uint64_t* flag) {
   agree(what, local_error, fp, description,

@@ -402,7 +402,12 @@ class CudaBackend : public Backend {
     PeerComm::AllGather allgather = [&control](std::span<const std::byte> mine) {
       return control.allgather(mine, "peer transport: handles");
     };
-    return std::make_unique<PeerComm>(std::move(allgather), rt_.rank(), rt_.size(), device_, rt_.timeout_s());
+    auto peer = std::make_unique<PeerComm>(std::move(allgather), rt_.rank(), rt_.size(), device_, rt_.timeout_s());
+    // A rank waiting on its host for a peer's post (a cached redistribute reading the peers'
+    // input) ends with the disagreement when the peer asked for another request.
+    Runtime& rt = rt_;
+    peer->set_host_poll([&rt] { rt.poll_agreements(); });
+    return peer;
   }
 
   // The peer transport beside NCCL, and an executor over both (the prepared plans go with the old

@@ -270,6 +270,7 @@ void PeerComm::wait_host(Try&& ready, const std::string& what) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
   Backoff backoff;
   while (!ready()) {
+    if (host_poll_) host_poll_();
     if (std::chrono::steady_clock::now() > deadline)
       fail_and_throw(what + " timed out after " + seconds_text(timeout_) +
                      " s (AXE_TIMEOUT_S): a peer stopped, exited or failed");

@@ -181,6 +181,10 @@ class PeerComm {
   // The peers' inputs mapped here now (at most kMapsPerPeer per peer; pinned staging aside).
   std::size_t mapped_inputs() const;
 
+  // Called on every round of the host waits above (post, take); it may throw to end the wait
+  // (the runtime's background agreement, when it finds the ranks running different plans).
+  void set_host_poll(std::function<void()> poll) { host_poll_ = std::move(poll); }
+
   // Waits for `event` under the deadline; after timeout() seconds or a CUDA error: failed(), the
   // streams' pending flag waits released (release_waits), and axe::Error naming the rank and
   // `what`.
@@ -214,6 +218,7 @@ class PeerComm {
     cudaEvent_t last_use = nullptr;
   };
   std::vector<std::vector<Mapping>> maps_;
+  std::function<void()> host_poll_;
   PostRing ring(int sender, int receiver) const;
   void unmap(Mapping& m, bool wait_first);
   template <class Try>

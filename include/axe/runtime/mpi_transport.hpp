@@ -133,6 +133,8 @@ class MpiTransport : public Transport, public Control {
   static constexpr std::size_t kCheckValues = 11;
   void start_check(std::span<const std::uint64_t, kCheckValues> values, std::string what, std::string description);
   void finish_check();
+  // Never waits: throws the check's disagreement when it has finished with one.
+  void poll_check();
 
   // Waits for collective `reqs` until the deadline; on expiry abandons them (collectives cannot
   // be cancelled), marks the transport failed and throws axe::Error "rank R: WHAT timed out
@@ -141,7 +143,6 @@ class MpiTransport : public Transport, public Control {
 
  private:
   void check_usable(std::string_view what) const;
-  void poll_check();
   // The communicator of `group` (sub-rank i = group[i]); creates and caches it. `what` names the
   // collective for errors.
   MPI_Comm group_comm(std::span<const std::int64_t> group, const std::string& what);

@@ -110,6 +110,9 @@ class Runtime {
   std::uint64_t agreements() const { return agreements_; }
   // Finishes a background agreement (bounded by AXE_TIMEOUT_S); DistTensor::synchronize calls it.
   void finish_agreements();
+  // Never waits: throws a background agreement's disagreement once it has finished with one (host
+  // waits on peers poll it, e.g. the cuda backend's peer transport waiting for a post).
+  void poll_agreements();
   void barrier();
 
   // The alpha-beta model every DistTensor plan of this runtime is chosen with (the plan cache
