@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "device_buffer.hpp"
 #include "axe/core/bytes.hpp"
 #include "axe/core/error.hpp"
 #include "axe/cuda/check.hpp"
@@ -60,17 +61,6 @@ const std::vector<Transition>& all_transitions() {
   };
   return t;
 }
-
-// Device memory freed at scope exit.
-struct DeviceBuffer {
-  void* p = nullptr;
-  explicit DeviceBuffer(std::int64_t bytes) {
-    AXE_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(std::max<std::int64_t>(bytes, 16))));
-  }
-  ~DeviceBuffer() { cudaFree(p); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
 
 std::vector<unsigned char> to_host(const void* p, std::int64_t bytes) {
   std::vector<unsigned char> h(static_cast<std::size_t>(bytes));
@@ -165,7 +155,7 @@ int main(int argc, char** argv) {
                                 dt};
           const RankPlan plan = plan_rank(req, rank);
           const std::int64_t src_bytes = plan.buffers.front() * es, dst_bytes = plan.buffers.back() * es;
-          DeviceBuffer src(src_bytes), dst(dst_bytes), bound_src(dst_bytes);
+          examples::DeviceBuffer src(src_bytes), dst(dst_bytes), bound_src(dst_bytes);
           // (memsets on the legacy stream, finished before the executors' streams use the buffers)
           AXE_CUDA_CHECK(cudaMemset(src.p, 17 + rank, static_cast<std::size_t>(src_bytes)));
           AXE_CUDA_CHECK(cudaMemset(bound_src.p, 3, static_cast<std::size_t>(dst_bytes)));

@@ -59,6 +59,7 @@
 #include "axe/cuda/nccl_comm.hpp"
 #include "axe/core/error.hpp"
 #include "args.hpp"
+#include "device_buffer.hpp"
 #include "axe/plan/plan.hpp"
 
 using namespace axe;
@@ -203,18 +204,6 @@ void fill_random(void* p, std::int64_t bytes, DType dt, std::uint32_t seed, cuda
   }
   AXE_CUDA_CHECK(cudaStreamSynchronize(s));
 }
-
-struct DevBuf {
-  void* p = nullptr;
-  explicit DevBuf(std::int64_t bytes) {
-    if (bytes > 0) AXE_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(bytes)));
-  }
-  ~DevBuf() {
-    if (p) cudaFree(p);
-  }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
 
 std::string json_escape(const std::string& s) {
   std::string o;
@@ -451,7 +440,7 @@ int main(int argc, char** argv) {
           break;
         }
       }
-      DevBuf src(src_bytes + 256), dst(dst_bytes + 256), bsrc(send_b + 256), bdst(recv_b + 256);
+      examples::DeviceBuffer src(src_bytes + 256), dst(dst_bytes + 256), bsrc(send_b + 256), bdst(recv_b + 256);
       fill_random(src.p, src_bytes, c.dtype, 1234u + static_cast<std::uint32_t>(rank), stream);
       fill_random(bsrc.p, send_b, c.dtype, 99u + static_cast<std::uint32_t>(rank), stream);
 

@@ -37,7 +37,7 @@ void put_send_boxes(const std::vector<Transfer>& boxes, std::vector<std::int64_t
   }
 }
 
-// Reads what put_send_boxes wrote at `at` (advanced past it); nullopt when it runs past `end` or a
+// Reads what put_send_boxes wrote at `at` (advanced past it); nullopt when it runs past the words or a
 // count is out of range (a malformed table).
 std::optional<std::vector<Transfer>> get_send_boxes(const std::vector<std::int64_t>& w, std::size_t& at) {
   auto next = [&](std::int64_t& v) {
