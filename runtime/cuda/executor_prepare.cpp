@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <string>
 
 #include "axe/core/error.hpp"
@@ -23,46 +22,6 @@ using namespace internal;
 namespace {
 
 std::int64_t align_up(std::int64_t n) { return (n + 255) / 256 * 256; }
-
-// A message's send boxes, source side only (what compose_message reads of them), as int64 words:
-// boxes, then per box modes, extents, src offset, src strides, term.
-void put_send_boxes(const std::vector<Transfer>& boxes, std::vector<std::int64_t>& out) {
-  out.push_back(static_cast<std::int64_t>(boxes.size()));
-  for (const Transfer& t : boxes) {
-    out.push_back(static_cast<std::int64_t>(t.extents.size()));
-    out.insert(out.end(), t.extents.begin(), t.extents.end());
-    out.push_back(t.src_offset);
-    out.insert(out.end(), t.src_strides.begin(), t.src_strides.end());
-    out.push_back(t.term);
-  }
-}
-
-// Reads what put_send_boxes wrote at `at` (advanced past it); nullopt when it runs past the words or a
-// count is out of range (a malformed table).
-std::optional<std::vector<Transfer>> get_send_boxes(const std::vector<std::int64_t>& w, std::size_t& at) {
-  auto next = [&](std::int64_t& v) {
-    if (at >= w.size()) return false;
-    v = w[at++];
-    return true;
-  };
-  std::int64_t n = 0;
-  if (!next(n) || n < 0 || static_cast<std::size_t>(n) > w.size()) return std::nullopt;
-  std::vector<Transfer> boxes(static_cast<std::size_t>(n));
-  for (Transfer& t : boxes) {
-    std::int64_t modes = 0;
-    if (!next(modes) || modes < 0 || modes > 64) return std::nullopt;
-    t.extents = ModeVector(static_cast<std::size_t>(modes));
-    t.src_strides = ModeVector(static_cast<std::size_t>(modes));
-    t.dst_strides = ModeVector(static_cast<std::size_t>(modes));
-    for (auto& e : t.extents)
-      if (!next(e) || e < 0) return std::nullopt;
-    if (!next(t.src_offset)) return std::nullopt;
-    for (auto& st : t.src_strides)
-      if (!next(st)) return std::nullopt;
-    if (!next(t.term)) return std::nullopt;
-  }
-  return boxes;
-}
 
 }  // namespace
 
@@ -522,7 +481,7 @@ void CudaExecutor::connect_from_input(Prepared& p, const std::vector<const char*
       offers.push_back(static_cast<std::int64_t>(j));
       offers.push_back(m.peer);
       offers.push_back(in == 0 ? -1 : p.inter_offset[static_cast<std::size_t>(in)]);
-      put_send_boxes(m.boxes, offers);
+      encode_send_boxes(m.boxes, offers);
     }
   }
   const auto all = peer_->allgather(std::as_bytes(std::span<const std::int64_t>(offers)));
@@ -537,7 +496,7 @@ void CudaExecutor::connect_from_input(Prepared& p, const std::vector<const char*
       if (at + 3 > w.size()) fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
       const std::int64_t j = w[at], receiver = w[at + 1], in_at = w[at + 2];
       at += 3;
-      auto boxes = get_send_boxes(w, at);
+      auto boxes = decode_send_boxes(w, at);
       if (!boxes || j < 0 || static_cast<std::size_t>(j) >= p.steps.size() || in_at < -1)
         fail("peer transport: rank " + std::to_string(q) + " published a malformed table of inputs");
       if (receiver != me || q == me || !eligible(static_cast<std::size_t>(j))) continue;

@@ -158,4 +158,42 @@ std::optional<std::vector<Transfer>> compose_message(const std::vector<Transfer>
   return out;
 }
 
+void encode_send_boxes(const std::vector<Transfer>& boxes, std::vector<std::int64_t>& out) {
+  out.push_back(static_cast<std::int64_t>(boxes.size()));
+  for (const Transfer& t : boxes) {
+    out.push_back(static_cast<std::int64_t>(t.extents.size()));
+    out.insert(out.end(), t.extents.begin(), t.extents.end());
+    out.push_back(t.src_offset);
+    out.insert(out.end(), t.src_strides.begin(), t.src_strides.end());
+    out.push_back(t.term);
+  }
+}
+
+std::optional<std::vector<Transfer>> decode_send_boxes(std::span<const std::int64_t> words, std::size_t& at) {
+  auto next = [&](std::int64_t& v) {
+    if (at >= words.size()) return false;
+    v = words[at++];
+    return true;
+  };
+  std::int64_t n = 0;
+  // Each box takes at least 3 words: a count above what is left cannot be right.
+  if (!next(n) || n < 0 || static_cast<std::size_t>(n) > (words.size() - at) / 3) return std::nullopt;
+  std::vector<Transfer> boxes(static_cast<std::size_t>(n));
+  for (Transfer& t : boxes) {
+    std::int64_t modes = 0;
+    if (!next(modes) || modes < 0 || modes > 64) return std::nullopt;
+    const auto m = static_cast<std::size_t>(modes);
+    t.extents = ModeVector(m);
+    t.src_strides = ModeVector(m);
+    t.dst_strides = ModeVector(m);
+    for (std::size_t i = 0; i < m; ++i)
+      if (!next(t.extents[i]) || t.extents[i] < 0) return std::nullopt;
+    if (!next(t.src_offset)) return std::nullopt;
+    for (std::size_t i = 0; i < m; ++i)
+      if (!next(t.src_strides[i])) return std::nullopt;
+    if (!next(t.term)) return std::nullopt;
+  }
+  return boxes;
+}
+
 }  // namespace axe

@@ -175,5 +175,96 @@ TEST(ComposeMessage, MessagesOfRandomPlansKeepTheLaw) {
               static_cast<long long>(boxes_in), static_cast<long long>(boxes_out));
 }
 
+// The sender's side as words (encode_send_boxes / decode_send_boxes).
+TEST(SendBoxWords, HandDerived) {
+  std::vector<std::int64_t> w;
+  Transfer t = box({4, 8}, 16, {16, 1});
+  t.term = 2;
+  encode_send_boxes({t}, w);
+  EXPECT_EQ(w, (std::vector<std::int64_t>{1, 2, 4, 8, 16, 16, 1, 2}));
+  std::size_t at = 0;
+  const auto back = decode_send_boxes(w, at);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(at, w.size());
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].extents, t.extents);
+  EXPECT_EQ((*back)[0].src_offset, 16);
+  EXPECT_EQ((*back)[0].src_strides, t.src_strides);
+  EXPECT_EQ((*back)[0].term, 2);
+  EXPECT_EQ((*back)[0].dst_strides, (ModeVector{0, 0}));
+  // Two lists back to back, read one after the other.
+  encode_send_boxes({}, w);
+  encode_send_boxes({box({3}, 5, {2}), box({}, 7, {})}, w);
+  at = 0;
+  ASSERT_TRUE(decode_send_boxes(w, at));
+  const auto empty = decode_send_boxes(w, at);
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->empty());
+  const auto two = decode_send_boxes(w, at);
+  ASSERT_TRUE(two);
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].src_offset, 5);
+  EXPECT_EQ((*two)[1].extents.size(), 0u);
+  EXPECT_EQ((*two)[1].src_offset, 7);
+  EXPECT_EQ(at, w.size());
+}
+
+// Malformed words: every truncation of a valid table, and bad counts, are nullopt (never a crash
+// or a huge allocation).
+TEST(SendBoxWords, MalformedWordsAreNullopt) {
+  std::vector<std::int64_t> w;
+  encode_send_boxes({box({4, 8}, 16, {16, 1}), box({2, 3, 5}, 1, {30, 10, 2})}, w);
+  for (std::size_t n = 0; n < w.size(); ++n) {
+    std::size_t at = 0;
+    EXPECT_FALSE(decode_send_boxes(std::span<const std::int64_t>(w.data(), n), at)) << n << " words";
+  }
+  auto bad = [](std::vector<std::int64_t> words) {
+    std::size_t at = 0;
+    return !decode_send_boxes(words, at);
+  };
+  EXPECT_TRUE(bad({-1}));                                   // a negative box count
+  EXPECT_TRUE(bad({std::int64_t{1} << 60, 0, 0, 0}));       // more boxes than words
+  EXPECT_TRUE(bad({1, 65, 0, 0, 0}));                       // more than 64 modes
+  EXPECT_TRUE(bad({1, -2, 0, 0}));                          // negative modes
+  EXPECT_TRUE(bad({1, 1, -4, 0, 1, 0}));                    // a negative extent
+}
+
+// Every message of random plans: its send boxes through the words join with the receiver's boxes
+// exactly as the send boxes themselves do.
+TEST(SendBoxWords, RandomPlansJoinAlikeThroughWords) {
+  auto g = test::make_rng(4403);
+  std::int64_t messages = 0;
+  for (int i = 0; i < 200; ++i) {
+    Mesh a = test::random_mesh(g);
+    Mesh b = test::other_mesh(g, a);
+    auto shape = test::random_shape(g);
+    DistLayout from = g() % 2 ? test::random_placements(g, shape, a, true) : test::random_general(g, shape, a, true);
+    DistLayout to = g() % 2 ? test::random_placements(g, shape, b, false) : test::random_general(g, shape, b, false);
+    const Plan p = plan_all({from, to, DType::F32});
+    std::vector<std::int64_t> words;
+    std::vector<std::pair<const Message*, const Message*>> pairs;  // (send, matching receive)
+    for (const auto& rp : p.ranks)
+      for (std::size_t k = 0; k < rp.steps.size(); ++k)
+        for (const auto& m : rp.steps[k].sends) {
+          const RankPlan* q = p.find(m.peer);
+          ASSERT_NE(q, nullptr);
+          const Message* r = find_message(q->steps[k].recvs, rp.rank);
+          ASSERT_NE(r, nullptr);
+          encode_send_boxes(m.boxes, words);
+          pairs.push_back({&m, r});
+        }
+    std::size_t at = 0;
+    for (const auto& [m, r] : pairs) {
+      const auto back = decode_send_boxes(words, at);
+      ASSERT_TRUE(back);
+      EXPECT_EQ(compose_message(*back, r->boxes, 1 << 20), compose_message(m->boxes, r->boxes, 1 << 20));
+      ++messages;
+      if (HasFailure()) return;
+    }
+    EXPECT_EQ(at, words.size());
+  }
+  EXPECT_GT(messages, 300);
+}
+
 }  // namespace
 }  // namespace axe

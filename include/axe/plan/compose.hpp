@@ -22,7 +22,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "axe/plan/plan.hpp"
@@ -32,5 +34,15 @@ namespace axe {
 std::optional<std::vector<Transfer>> compose_message(const std::vector<Transfer>& send,
                                                      const std::vector<Transfer>& recv,
                                                      std::size_t max_boxes = 1024);
+
+// A sender's side of a message (what compose_message reads of its send boxes: extents, source
+// offsets and strides, terms) as int64 words, for its receiver on another rank: the number of
+// boxes, then per box its modes, extents, src offset, src strides and term. decode_send_boxes
+// reads them back from words[at] on (`at` advanced past them), destination sides zero; nullopt
+// when the words run out, or a count or extent is out of range (at most 64 modes), so a
+// malformed table is an error of the caller's, never a crash.
+// Example: {(4,8) src 16+(16,1) term 2} <-> {1, 2, 4, 8, 16, 16, 1, 2}.
+void encode_send_boxes(const std::vector<Transfer>& boxes, std::vector<std::int64_t>& out);
+std::optional<std::vector<Transfer>> decode_send_boxes(std::span<const std::int64_t> words, std::size_t& at);
 
 }  // namespace axe
