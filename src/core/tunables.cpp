@@ -55,9 +55,9 @@ constexpr Tunable kTable[] = {
      "from the sender's staging (one pass); 0 it copies the message into its own staging, then unpacks it"},
     {"AXE_PEER_DIRECT", K::Integer, "1", 0, 1, "cuda",
      "peer transport: 1 a receiver copies a message of a non-reducing, unchunked step that reads the "
-     "plan's source straight out of the sender's source, in both layouts (no pack, no staging; the "
-     "sender's host posts the source's IPC handle, the receiver maps it once per allocation); 0 every "
-     "message is packed into the sender's staging first"},
+     "plan's source or an intermediate buffer straight out of the sender's buffer, in both layouts (no "
+     "pack, no staging; for the source the sender's host posts its IPC handle, the receiver maps it once "
+     "per allocation); 0 every message is packed into the sender's staging first"},
     {"AXE_CUDA_GRAPHS", K::Integer, "1", 0, 1, "cuda",
      "1: the second and later runs of a cached plan on the same buffers launch one CUDA graph instead of "
      "each kernel and NCCL call (not plans with peer-transport steps; sets NCCL_GRAPH_REGISTER=0 unless it is "
