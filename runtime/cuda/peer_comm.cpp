@@ -349,29 +349,46 @@ PeerPost PeerComm::export_staging(void* p) {
   return post;
 }
 
+MapStep plan_mapping(std::span<const MappedRange> maps, const PeerPost& post, bool pin, std::size_t max_unpinned) {
+  MapStep step;
+  for (std::size_t i = 0; i < maps.size(); ++i)
+    if (maps[i].base == post.base && maps[i].buffer == post.buffer) {
+      step.reuse = static_cast<std::ptrdiff_t>(i);
+      return step;
+    }
+  std::size_t unpinned = 0;
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    const MappedRange& m = maps[i];
+    if (m.base < post.base + post.size && post.base < m.base + m.size) {
+      if (m.pins > 0) step.conflict = true;
+      else step.unmap.push_back(i);
+    } else if (m.pins == 0) {
+      ++unpinned;
+    }
+  }
+  if (!pin && unpinned >= max_unpinned)
+    for (std::size_t i = 0; i < maps.size(); ++i)
+      if (maps[i].pins == 0 && std::find(step.unmap.begin(), step.unmap.end(), i) == step.unmap.end()) {
+        step.unmap.insert(std::upper_bound(step.unmap.begin(), step.unmap.end(), i), i);
+        break;
+      }
+  return step;
+}
+
 const char* PeerComm::map(int peer, const PeerPost& post, bool pin) {
   auto& maps = maps_[static_cast<std::size_t>(peer)];
-  auto same = [&](const Mapping& m) { return m.base == post.base && m.buffer == post.buffer; };
-  auto it = std::find_if(maps.begin(), maps.end(), same);
-  if (it == maps.end()) {
-    // Mappings of allocations the peer freed since (their range overlaps this live one's) go
-    // first: CUDA maps the peer's memory once.
-    for (auto m = maps.begin(); m != maps.end();) {
-      if (m->base < post.base + post.size && post.base < m->base + m->size) {
-        if (m->pins > 0)
-          fail_and_throw("rank " + std::to_string(peer) + " posted an allocation over its staging, which this rank " +
-                         "still maps (the ranks evicted their plans at different times)");
-        unmap(*m, true);
-        m = maps.erase(m);
-      } else {
-        ++m;
-      }
-    }
-    const auto unpinned = std::count_if(maps.begin(), maps.end(), [](const Mapping& m) { return m.pins == 0; });
-    if (!pin && static_cast<std::size_t>(unpinned) >= kMapsPerPeer) {
-      auto lru = std::find_if(maps.begin(), maps.end(), [](const Mapping& m) { return m.pins == 0; });
-      unmap(*lru, true);
-      maps.erase(lru);
+  const std::vector<MappedRange> ranges(maps.begin(), maps.end());
+  const MapStep step = plan_mapping(ranges, post, pin, kMapsPerPeer);
+  if (step.reuse >= 0) {
+    const auto it = maps.begin() + step.reuse;
+    std::rotate(it, it + 1, maps.end());  // most recently used last
+  } else {
+    if (step.conflict)
+      fail_and_throw("rank " + std::to_string(peer) + " posted an allocation over its staging, which this rank " +
+                     "still maps (the ranks evicted their plans at different times)");
+    for (auto i = step.unmap.rbegin(); i != step.unmap.rend(); ++i) {
+      unmap(maps[*i], true);
+      maps.erase(maps.begin() + static_cast<std::ptrdiff_t>(*i));
     }
     Mapping m;
     m.buffer = post.buffer;
@@ -400,13 +417,10 @@ const char* PeerComm::map(int peer, const PeerPost& post, bool pin) {
     }
     m.local = static_cast<char*>(local);
     maps.push_back(m);
-    it = maps.end() - 1;
-  } else {
-    std::rotate(it, it + 1, maps.end());  // most recently used last
-    it = maps.end() - 1;
   }
-  if (pin) ++it->pins;
-  return it->local + post.offset;
+  Mapping& used = maps.back();
+  if (pin) ++used.pins;
+  return used.local + post.offset;
 }
 
 void PeerComm::unpin(int peer, const PeerPost& post) {

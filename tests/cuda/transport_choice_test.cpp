@@ -3,7 +3,9 @@
 // choose_step_transports). Host logic only: runs without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,6 +255,110 @@ TEST(PostRing, ThreadsPassEveryPostInOrder) {
   sender.join();
   EXPECT_EQ(wrong, 0u);
   EXPECT_EQ(taken, kPosts);
+}
+
+// plan_mapping (peer_comm.hpp): what a receiver unmaps before mapping a peer's allocation.
+MappedRange range(std::uint64_t buffer, std::uint64_t base, std::uint64_t size, int pins = 0) {
+  return MappedRange{buffer, base, size, pins};
+}
+
+PeerPost post_of(std::uint64_t buffer, std::uint64_t base, std::uint64_t size) {
+  PeerPost p;
+  p.buffer = buffer;
+  p.base = base;
+  p.size = size;
+  return p;
+}
+
+TEST(PlanMapping, HandDerived) {
+  // The header's example: A [0,100) unpinned, B [100,200) pinned; a post over [50,150).
+  const std::vector<MappedRange> ab = {range(1, 0, 100), range(2, 100, 100, 1)};
+  MapStep s = plan_mapping(ab, post_of(3, 50, 100), false, 16);
+  EXPECT_EQ(s.reuse, -1);
+  EXPECT_EQ(s.unmap, (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(s.conflict);
+  // The same allocation again: reused, nothing unmapped.
+  s = plan_mapping(ab, post_of(2, 100, 100), false, 16);
+  EXPECT_EQ(s.reuse, 1);
+  EXPECT_TRUE(s.unmap.empty());
+  // A new allocation at A's address (A was freed): A goes.
+  s = plan_mapping(ab, post_of(7, 0, 40), false, 16);
+  EXPECT_EQ(s.reuse, -1);
+  EXPECT_EQ(s.unmap, (std::vector<std::size_t>{0}));
+  EXPECT_FALSE(s.conflict);
+  // Beside both: nothing to do.
+  s = plan_mapping(ab, post_of(8, 200, 10), false, 16);
+  EXPECT_TRUE(s.unmap.empty());
+  EXPECT_FALSE(s.conflict);
+}
+
+TEST(PlanMapping, LeastRecentlyUsedUnpinnedGoesWhenFull) {
+  std::vector<MappedRange> m = {range(100, 0, 10, 1)};  // pinned staging first
+  for (std::uint64_t i = 0; i < 4; ++i) m.push_back(range(i + 1, 1000 + 100 * i, 100));
+  // 4 unpinned of at most 4: an input evicts the least recently used unpinned (index 1) ...
+  EXPECT_EQ(plan_mapping(m, post_of(9, 5000, 10), false, 4).unmap, (std::vector<std::size_t>{1}));
+  // ... staging evicts nothing (pinned mappings do not count) ...
+  EXPECT_TRUE(plan_mapping(m, post_of(9, 5000, 10), true, 4).unmap.empty());
+  // ... and an input over index 3 replaces it, leaving 3 unpinned: no eviction besides.
+  EXPECT_EQ(plan_mapping(m, post_of(9, 1250, 10), false, 4).unmap, (std::vector<std::size_t>{3}));
+  // Under the limit: nothing.
+  EXPECT_TRUE(plan_mapping(m, post_of(9, 5000, 10), false, 5).unmap.empty());
+}
+
+// Seeded random mappings (disjoint live ranges) and posts: the rules hold.
+TEST(PlanMapping, RandomLaws) {
+  std::mt19937_64 g(4404);
+  for (int t = 0; t < 3000; ++t) {
+    std::vector<MappedRange> m;
+    std::uint64_t at = 0;
+    const int n = static_cast<int>(g() % 8);
+    for (int i = 0; i < n; ++i) {
+      at += g() % 3 * 64;
+      const std::uint64_t size = 64 * (1 + g() % 4);
+      m.push_back(range(1 + g() % 6, at, size, g() % 4 == 0 ? 1 : 0));
+      at += size;
+    }
+    const PeerPost p = post_of(1 + g() % 6, 64 * (g() % 20), 64 * (1 + g() % 5));
+    const bool pin = g() % 2;
+    const std::size_t max_unpinned = 1 + g() % 4;
+    // map() keeps at most max_unpinned unpinned: the state it starts from.
+    std::size_t unpinned = 0;
+    for (auto& r : m)
+      if (r.pins == 0 && ++unpinned > max_unpinned) r.pins = 1;
+    const MapStep s = plan_mapping(m, p, pin, max_unpinned);
+    auto overlaps = [&](const MappedRange& r) { return r.base < p.base + p.size && p.base < r.base + r.size; };
+    std::ptrdiff_t same = -1;
+    for (std::size_t i = 0; i < m.size(); ++i)
+      if (m[i].base == p.base && m[i].buffer == p.buffer && same < 0) same = static_cast<std::ptrdiff_t>(i);
+    ASSERT_EQ(s.reuse, same);
+    if (same >= 0) continue;
+    bool conflict = false;
+    std::size_t left_unpinned = 0;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      const bool gone = std::find(s.unmap.begin(), s.unmap.end(), i) != s.unmap.end();
+      if (overlaps(m[i]) && m[i].pins > 0) conflict = true;
+      if (overlaps(m[i]) && m[i].pins == 0) {
+        EXPECT_TRUE(gone) << "an overlapping mapping stays";
+      }
+      if (m[i].pins > 0) {
+        EXPECT_FALSE(gone) << "a pinned mapping goes";
+      }
+      if (!gone && m[i].pins == 0) ++left_unpinned;
+    }
+    EXPECT_EQ(s.conflict, conflict);
+    EXPECT_TRUE(std::is_sorted(s.unmap.begin(), s.unmap.end()));
+    // An input leaves room for itself; only what must go goes (overlaps, then one when full).
+    if (!pin) {
+      EXPECT_LT(left_unpinned, max_unpinned);
+    }
+    std::size_t overlapped = 0;
+    for (const auto& r : m) overlapped += overlaps(r) && r.pins == 0 ? 1 : 0;
+    EXPECT_LE(s.unmap.size(), overlapped + 1);
+    if (pin) {
+      EXPECT_EQ(s.unmap.size(), overlapped);
+    }
+    if (HasFailure()) return;
+  }
 }
 
 }  // namespace

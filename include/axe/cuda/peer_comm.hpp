@@ -121,6 +121,26 @@ class PostRing {
   std::size_t depth_;
 };
 
+// One of a peer's allocations mapped here, as the mapping rules see it (host logic).
+struct MappedRange {
+  std::uint64_t buffer = 0, base = 0, size = 0;  // the allocation's id and range in the peer
+  int pins = 0;                                   // staging of plans in use: never unmapped
+};
+
+// What PeerComm::map does for a post (host logic, no CUDA; see Mappings above), given the peer's
+// mappings, least recently used first: `reuse`, the index of the post's own allocation's
+// mapping, or -1; else `unmap`, the indices to unmap first (ascending): those whose range
+// overlaps the post's (the peer has freed them), then, when not `pin` and as many unpinned as
+// `max_unpinned` would remain, the least recently used unpinned one. `conflict`: an overlapping
+// one is pinned (staging the peer freed while a plan here still uses it).
+// Example: {A [0,100) unpinned, B [100,200) pinned}, post [50,150) -> unmap {0}, conflict.
+struct MapStep {
+  std::ptrdiff_t reuse = -1;
+  std::vector<std::size_t> unmap;
+  bool conflict = false;
+};
+MapStep plan_mapping(std::span<const MappedRange> maps, const PeerPost& post, bool pin, std::size_t max_unpinned);
+
 class PeerComm {
  public:
   static constexpr std::size_t kPostDepth = 16;
@@ -211,10 +231,8 @@ class PeerComm {
   // mapped here (per peer, least recently used first).
   std::vector<std::uint64_t> posted_, taken_;
   std::vector<PeerPost> exports_;
-  struct Mapping {
-    std::uint64_t buffer = 0, base = 0, size = 0;  // the peer's allocation: its id and range there
-    char* local = nullptr;               // its start, here
-    int pins = 0;
+  struct Mapping : MappedRange {
+    char* local = nullptr;  // the allocation's start, here
     cudaEvent_t last_use = nullptr;
   };
   std::vector<std::vector<Mapping>> maps_;
