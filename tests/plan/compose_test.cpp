@@ -141,33 +141,55 @@ TEST(ComposeMessage, RandomListsKeepTheLaw) {
   }
 }
 
+// A random plan (meshes, shape and layouts from `g`) and its text form.
+struct RandomPlan {
+  Plan plan;
+  std::string text;
+};
+RandomPlan random_plan(std::mt19937_64& g) {
+  Mesh a = test::random_mesh(g);
+  Mesh b = test::other_mesh(g, a);
+  auto shape = test::random_shape(g);
+  DistLayout from = g() % 2 ? test::random_placements(g, shape, a, true) : test::random_general(g, shape, a, true);
+  DistLayout to = g() % 2 ? test::random_placements(g, shape, b, false) : test::random_general(g, shape, b, false);
+  return {plan_all({from, to, DType::F32}), to_string(from) + " -> " + to_string(to)};
+}
+
+// Every message of the plan with its receiver's side: (send message, the matching receive in the
+// same step). A send whose receiver has no matching receive is a test failure (and left out).
+std::vector<std::pair<const Message*, const Message*>> message_pairs(const Plan& p) {
+  std::vector<std::pair<const Message*, const Message*>> pairs;
+  for (const auto& rp : p.ranks)
+    for (std::size_t k = 0; k < rp.steps.size(); ++k)
+      for (const auto& m : rp.steps[k].sends) {
+        const RankPlan* q = p.find(m.peer);
+        const Message* r = q ? find_message(q->steps[k].recvs, rp.rank) : nullptr;
+        if (!r) {
+          ADD_FAILURE() << "rank " << m.peer << " step " << k << " receives nothing from " << rp.rank;
+          continue;
+        }
+        pairs.push_back({&m, r});
+      }
+  return pairs;
+}
+
 // Every message of random plans: the sender's send boxes to a peer joined with the peer's
 // receive boxes from it, in the same step.
 TEST(ComposeMessage, MessagesOfRandomPlansKeepTheLaw) {
   auto g = test::make_rng(4402);
   std::int64_t messages = 0, boxes_in = 0, boxes_out = 0;
   for (int i = 0; i < 300; ++i) {
-    Mesh a = test::random_mesh(g);
-    Mesh b = test::other_mesh(g, a);
-    auto shape = test::random_shape(g);
-    DistLayout from = g() % 2 ? test::random_placements(g, shape, a, true) : test::random_general(g, shape, a, true);
-    DistLayout to = g() % 2 ? test::random_placements(g, shape, b, false) : test::random_general(g, shape, b, false);
-    const Plan p = plan_all({from, to, DType::F32});
-    for (const auto& rp : p.ranks)
-      for (std::size_t k = 0; k < rp.steps.size(); ++k)
-        for (const auto& m : rp.steps[k].sends) {
-          const RankPlan* q = p.find(m.peer);
-          ASSERT_NE(q, nullptr);
-          const Message* r = find_message(q->steps[k].recvs, rp.rank);
-          ASSERT_NE(r, nullptr) << "rank " << m.peer << " step " << k << " receives nothing from " << rp.rank;
-          const auto got = compose_message(m.boxes, r->boxes, 1 << 20);
-          ASSERT_TRUE(got);
-          expect_joins(m.boxes, r->boxes, *got, to_string(from) + " -> " + to_string(to));
-          ++messages;
-          boxes_in += static_cast<std::int64_t>(std::max(m.boxes.size(), r->boxes.size()));
-          boxes_out += static_cast<std::int64_t>(got->size());
-          if (HasFailure()) return;
-        }
+    const RandomPlan rp = random_plan(g);
+    for (const auto& [m, r] : message_pairs(rp.plan)) {
+      const auto got = compose_message(m->boxes, r->boxes, 1 << 20);
+      ASSERT_TRUE(got);
+      expect_joins(m->boxes, r->boxes, *got, rp.text);
+      ++messages;
+      boxes_in += static_cast<std::int64_t>(std::max(m->boxes.size(), r->boxes.size()));
+      boxes_out += static_cast<std::int64_t>(got->size());
+      if (HasFailure()) return;
+    }
+    if (HasFailure()) return;
   }
   EXPECT_GT(messages, 500);
   // How many boxes the joins took against the larger side's (information, not a law).
@@ -235,24 +257,11 @@ TEST(SendBoxWords, RandomPlansJoinAlikeThroughWords) {
   auto g = test::make_rng(4403);
   std::int64_t messages = 0;
   for (int i = 0; i < 200; ++i) {
-    Mesh a = test::random_mesh(g);
-    Mesh b = test::other_mesh(g, a);
-    auto shape = test::random_shape(g);
-    DistLayout from = g() % 2 ? test::random_placements(g, shape, a, true) : test::random_general(g, shape, a, true);
-    DistLayout to = g() % 2 ? test::random_placements(g, shape, b, false) : test::random_general(g, shape, b, false);
-    const Plan p = plan_all({from, to, DType::F32});
+    const RandomPlan rp = random_plan(g);
+    const auto pairs = message_pairs(rp.plan);
+    ASSERT_FALSE(HasFailure());
     std::vector<std::int64_t> words;
-    std::vector<std::pair<const Message*, const Message*>> pairs;  // (send, matching receive)
-    for (const auto& rp : p.ranks)
-      for (std::size_t k = 0; k < rp.steps.size(); ++k)
-        for (const auto& m : rp.steps[k].sends) {
-          const RankPlan* q = p.find(m.peer);
-          ASSERT_NE(q, nullptr);
-          const Message* r = find_message(q->steps[k].recvs, rp.rank);
-          ASSERT_NE(r, nullptr);
-          encode_send_boxes(m.boxes, words);
-          pairs.push_back({&m, r});
-        }
+    for (const auto& [m, r] : pairs) encode_send_boxes(m->boxes, words);
     std::size_t at = 0;
     for (const auto& [m, r] : pairs) {
       const auto back = decode_send_boxes(words, at);
