@@ -28,10 +28,22 @@ def test_bad_setting_is_an_axe_error():
 
 
 def free_port():
+    # A port P that was free a moment ago with P + 1 free too: axe's rendezvous listens on
+    # MASTER_PORT + 1 (as tests/runtime/torchrun_like.sh picks it). With P alone, P + 1 was once
+    # taken by another test running beside this one in CI ("Address already in use").
     import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    for _ in range(100):
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("127.0.0.1", 0))
+            p = a.getsockname()[1]
+            if p >= 65535:
+                continue
+            try:
+                b.bind(("127.0.0.1", p + 1))
+            except OSError:
+                continue
+            return p
+    raise RuntimeError("no two adjacent free ports")
 
 
 def test_torchrun_without_mpi_rendezvous_and_host_backend_error():
