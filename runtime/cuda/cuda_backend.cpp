@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -112,37 +113,95 @@ std::size_t stream_wait_events_created() {
   return event_pool().created.load();
 }
 
-CudaBuffer::CudaBuffer(std::size_t bytes, int device, SharedStream stream, bool zero)
-    : bytes_(bytes), device_(device), stream_(std::move(stream)) {
-  if (bytes_ == 0) return;
+DeviceMemory::DeviceMemory(int device, SharedStream stream)
+    : device_(device),
+      stream_(std::move(stream)),
+      cache_(
+          [this](std::size_t n) -> std::uint64_t {
+            void* p = nullptr;
+            const cudaError_t e = cudaMalloc(&p, n);
+            if (e != cudaSuccess) {
+              cudaGetLastError();
+              refused_ = e;
+              return 0;
+            }
+            return reinterpret_cast<std::uintptr_t>(p);
+          },
+          // At exit CUDA may be unloaded before this: nothing to report from here.
+          [](std::uint64_t p, std::size_t) {
+            if (cudaFree(reinterpret_cast<void*>(static_cast<std::uintptr_t>(p))) != cudaSuccess) cudaGetLastError();
+          }) {}
+
+DeviceMemory::~DeviceMemory() {
+  cudaSetDevice(device_);
+  if (cudaStreamSynchronize(stream_.get()) != cudaSuccess) cudaGetLastError();
+}  // cache_ frees every allocation
+
+void* DeviceMemory::allocate(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
   AXE_CUDA_CHECK(cudaSetDevice(device_));
-  const cudaError_t e = cudaMallocAsync(&data_, bytes_, stream_.get());
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    data_ = nullptr;
-    fail("cuda backend: cudaMallocAsync of " + std::to_string(bytes_) + " bytes on device " +
-         std::to_string(device_) + " failed: " + cudaGetErrorString(e));
+  std::uint64_t p = cache_.allocate(bytes);
+  if (p == 0) {
+    // The cached blocks' last uses are enqueued on the stream (frees are ordered there): once it
+    // has drained, cudaFree cannot take memory from under a kernel or a peer's copy.
+    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    cache_.trim();
+    p = cache_.allocate(bytes);
   }
+  if (p == 0) {
+    const BlockCache::Stats s = cache_.stats();
+    fail("cuda backend: cannot allocate " + std::to_string(bytes) + " bytes on device " + std::to_string(device_) +
+         ": cudaMalloc of " + std::to_string(BlockCache::size_class(bytes) <= BlockCache::kSlabLimit
+                                                 ? BlockCache::kSlabBytes
+                                                 : BlockCache::size_class(bytes)) +
+         " bytes failed (" + cudaGetErrorString(refused_) + ") with " + std::to_string(s.live_bytes) +
+         " bytes in " + std::to_string(s.live) + " live buffers of this rank and nothing cached left to give back");
+  }
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
+}
+
+void DeviceMemory::free(void* p) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const bool known = cache_.free(reinterpret_cast<std::uintptr_t>(p));
+  assert(known);
+  (void)known;
+}
+
+BlockCache::Stats DeviceMemory::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cache_.stats();
+}
+
+CudaBuffer::CudaBuffer(std::size_t bytes, std::shared_ptr<DeviceMemory> memory, bool zero)
+    : bytes_(bytes), memory_(std::move(memory)) {
+  if (bytes_ == 0) return;
+  data_ = memory_->allocate(bytes_);
   // On the backend's stream, where every later use of the buffer is ordered: cudaMemset on the
   // legacy default stream is asynchronous to the host and unordered with the backend's
   // non-blocking stream, so it could land after a copy_from_host or an execute had written.
-  if (zero) AXE_CUDA_CHECK(cudaMemsetAsync(data_, 0, bytes_, stream_.get()));
+  if (zero) {
+    const cudaError_t e = cudaMemsetAsync(data_, 0, bytes_, memory_->stream());
+    if (e != cudaSuccess) {
+      memory_->free(data_);
+      data_ = nullptr;
+      AXE_CUDA_CHECK(e);
+    }
+  }
 }
 
 CudaBuffer::~CudaBuffer() {
   if (!data_) return;
-  cudaSetDevice(device_);
-  // The memory goes back to the pool in the backend's stream order: first after the work of every
-  // stream it was lent to (enqueued by now), so a consumer still reading it cannot see the next
+  // The block goes back in the backend's stream order: first after the work of every stream it
+  // was lent to (enqueued by now), so a consumer still reading it cannot see the next
   // allocation's writes. A failure here (a consumer stream already destroyed) cannot be reported
-  // from a destructor; the free is still enqueued.
-  for (cudaStream_t s : lent_to_) try_stream_wait(stream_.get(), s, device_);
-  cudaFreeAsync(data_, stream_.get());
+  // from a destructor; the block is still given back.
+  for (cudaStream_t s : lent_to_) try_stream_wait(memory_->stream(), s, memory_->device());
+  memory_->free(data_);
 }
 
 void CudaBuffer::used_on_stream(std::uintptr_t stream) const {
   auto s = reinterpret_cast<cudaStream_t>(stream);
-  if (!data_ || s == stream_.get()) return;
+  if (!data_ || s == memory_->stream()) return;
   if (std::find(lent_to_.begin(), lent_to_.end(), s) == lent_to_.end()) lent_to_.push_back(s);
 }
 
@@ -203,14 +262,8 @@ class CudaBackend : public Backend {
     if (n < 1) fail("cuda backend: rank " + std::to_string(rt.rank()) + " sees no CUDA device");
     device_ = rt.local_rank() % n;
     AXE_CUDA_CHECK(cudaSetDevice(device_));
-    // Freed pool memory stays with the pool (reused by the next allocation) instead of going
-    // back to the driver at every synchronisation.
-    cudaMemPool_t pool = nullptr;
-    AXE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
-    std::uint64_t keep = UINT64_MAX;
-    AXE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    shared_stream_ = make_shared_stream(device_);
-    stream_ = shared_stream_.get();
+    memory_ = std::make_shared<DeviceMemory>(device_, make_shared_stream(device_));
+    stream_ = memory_->stream();
     AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   }
   ~CudaBackend() override {
@@ -219,16 +272,16 @@ class CudaBackend : public Backend {
     comm_.reset();      // finalizes (or aborts after a failure) every communicator
     peer_.reset();
     if (done_) cudaEventDestroy(done_);
-    // shared_stream_ goes with the last buffer allocated on it.
+    // memory_ (and its stream) goes with the last buffer allocated from it.
   }
 
   std::string_view name() const override { return "cuda"; }
 
   std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
-    return std::make_shared<CudaBuffer>(bytes, device_, shared_stream_);
+    return std::make_shared<CudaBuffer>(bytes, memory_);
   }
   std::shared_ptr<Buffer> allocate_uninitialized(std::size_t bytes) override {
-    return std::make_shared<CudaBuffer>(bytes, device_, shared_stream_, false);
+    return std::make_shared<CudaBuffer>(bytes, memory_, false);
   }
 
   void copy_from_host(std::span<const std::byte> src, Buffer& dst) override {
@@ -348,6 +401,16 @@ class CudaBackend : public Backend {
 
   bool failed() const override { return (comm_ && comm_->failed()) || (peer_ && peer_->failed()); }
 
+  BackendStats stats() const {
+    BackendStats s;
+    if (executor_) {
+      s.input_reads = executor_->input_reads();
+      s.source_reads = executor_->source_reads();
+    }
+    s.memory = memory_->stats();
+    return s;
+  }
+
   // Per-step transports (backend.hpp): collective, every rank calls it with the same `which`.
   bool set_transport(std::string_view which) override {
     if (which != "" && which != "network" && which != "peer")
@@ -460,8 +523,8 @@ class CudaBackend : public Backend {
 
   Runtime& rt_;
   int device_ = 0;
-  SharedStream shared_stream_;
-  cudaStream_t stream_ = nullptr;  // shared_stream_.get()
+  std::shared_ptr<DeviceMemory> memory_;
+  cudaStream_t stream_ = nullptr;  // memory_->stream()
   cudaEvent_t done_ = nullptr;
   std::unique_ptr<NcclComm> comm_;
   // Instead of comm_: ranks of one node that share GPUs (or asked to); beside it: per step.
@@ -472,6 +535,11 @@ class CudaBackend : public Backend {
 };
 
 }  // namespace
+
+std::optional<BackendStats> backend_stats(const Backend& backend) {
+  if (const auto* b = dynamic_cast<const CudaBackend*>(&backend)) return b->stats();
+  return std::nullopt;
+}
 
 void register_backend() {
   axe::register_backend({"cuda", [] { return device_count() > 0; },

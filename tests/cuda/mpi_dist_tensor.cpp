@@ -8,7 +8,10 @@
 // broadcast, all-to-all, local slices, scatter / gather through one rank, cross-mesh moves and a
 // plan in which some ranks are outside both meshes. Then the backend's contract: chained
 // asynchronous redistributes, to_host / from_host, wrap over caller device memory, and host
-// memory refused by wrap.
+// memory refused by wrap. On the peer transport (AXE_PEER_DIRECT=1, the default) some message
+// must have been read straight out of a sender's source, a buffer the runtime allocated
+// (DeviceMemory, axe/cuda/backend.hpp), and a loop of cached redistributes must hold no more
+// device memory after its first two calls.
 // Exit code: 0 on every rank when all pass, 1 when any fails, 77 (CTest SKIP_RETURN_CODE) with
 // "skipped: ..." when no GPU is visible.
 //   AXE_TIMEOUT_S=60 mpirun -np 2 axe_cuda_dist_tensor_test
@@ -23,12 +26,22 @@
 
 #include "axe/runtime/dist_tensor.hpp"
 #include "axe/core/error.hpp"
+#include "axe/core/tunables.hpp"
+#include "axe/cuda/backend.hpp"
 #include "axe/runtime/runtime.hpp"
 #include "axe/exec/simulate.hpp"
 
 using namespace axe;
 
 namespace {
+
+// Messages this rank's redistributes read straight out of a sender's source, over all of check().
+std::int64_t g_source_reads = 0;
+
+std::int64_t last_source_reads() {
+  const auto s = cuda::backend_stats(Runtime::current().backend());
+  return s ? s->source_reads : 0;
+}
 
 // This rank's source shard of `l` (element x of the global tensor holds x, partial terms as
 // simulate.hpp), in dtype `dt`.
@@ -54,6 +67,7 @@ std::string check(const DistLayout& from, const DistLayout& to, DType dt) {
   std::string err;
   for (int rep = 0; rep < 2 && err.empty(); ++rep) {
     DistTensor dst = src.redistribute(to);
+    g_source_reads += last_source_reads();
     std::vector<double> want;
     if (to.mesh().contains(rt.rank())) want = reference_destination(from, to).at(rt.rank());
     const std::vector<std::byte> got = to_host(dst);
@@ -96,6 +110,31 @@ HostTensor iota(std::vector<std::int64_t> shape, DType dt = DType::F64) {
 }
 
 std::string rank_text() { return "rank " + std::to_string(Runtime::current().rank()) + ": "; }
+
+// 200 cached S0->R redistributes (each result dropped before the next): the device memory the
+// backend holds after the first two calls does not grow.
+std::string memory_steady(const Mesh& m) {
+  DistTensor t = DistTensor::from_global(iota({96, 160}, DType::F32), m, {Shard(0)});
+  std::size_t warm = 0;
+  for (int i = 0; i < 200; ++i) {
+    DistTensor r = t.redistribute({Replicate()});
+    if (i == 1) warm = cuda::backend_stats(Runtime::current().backend())->memory.reserved;
+  }
+  Runtime::current().backend().synchronize();
+  const std::size_t now = cuda::backend_stats(Runtime::current().backend())->memory.reserved;
+  if (now > warm)
+    return rank_text() + "the backend holds " + std::to_string(now) + " bytes of device memory after 200 calls, " +
+           std::to_string(warm) + " after two";
+  return "";
+}
+
+// Summed over the ranks: some message was read from a sender's source (a runtime buffer).
+std::string read_in_place(bool expected) {
+  long long mine = g_source_reads, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (expected && all == 0) return "no message was read straight from a sender's source (AXE_PEER_DIRECT=1)";
+  return "";
+}
 
 // Plans enqueued back to back, each reading the previous result, with no host wait in between.
 std::string async_chain(const Mesh& m) {
@@ -219,6 +258,8 @@ int main(int argc, char** argv) {
       std::printf("backend %s, %d ranks on %d GPU(s)%s\n", std::string(rt.backend().name()).c_str(), size, min_gpus,
                   min_gpus < size ? " (ranks share GPUs: the peer transport)" : "");
     const Mesh m = parse_mesh("gpu=" + std::to_string(size));
+    // The peer transport carries every step (ranks share GPUs, or AXE_PEER_TRANSPORT=2).
+    const bool peer = min_gpus < size || tunable_int("AXE_PEER_TRANSPORT") == 2;
     const Mesh first({{"a", 1}}, {0});                 // rank 0 alone
     const Mesh last({{"b", 1}}, {size - 1});           // the last rank alone
     auto S = [](std::vector<std::int64_t> shape, const Mesh& mesh, std::vector<AxisPlacement> p) {
@@ -281,6 +322,9 @@ int main(int argc, char** argv) {
         {"to_host / from_host on a device buffer", [&] { return host_copies(m); }},
         {"wrap over caller device memory (aliased, never written)", [&] { return wrap_device(m, gpus); }},
         {"wrap over host memory is a clear error", [&] { return wrap_host_fails(m); }},
+        {"200 cached redistributes hold no more device memory than two", [&] { return memory_steady(m); }},
+        {"peer transport: messages read in place from the runtime's buffers",
+         [&] { return read_in_place(peer && tunable_int("AXE_PEER_DIRECT") != 0); }},
         {"backend not failed after all of the above", [&] { return rt.failed() ? "rt.failed()" : ""; }},
     };
     for (const auto& [name, run] : contract) {

@@ -21,7 +21,7 @@
 // wait_for_stream(s) / signal_stream(s) (backend.hpp): one event from the pool (stream_wait
 //   below) recorded on one stream and waited for by the other; no host wait.
 // copy_from_host / copy_to_host: cudaMemcpyAsync on the same stream, then the same bounded wait.
-// allocate(n) / allocate_uninitialized(n): a CudaBuffer from the stream-ordered pool (see below).
+// allocate(n) / allocate_uninitialized(n): a CudaBuffer from the backend's DeviceMemory (below).
 // wrap_memory(p, n): a CudaView over p after cudaPointerGetAttributes says it is device memory of
 //   this rank's GPU (host, pinned or managed memory, or another GPU: axe::Error naming it).
 //
@@ -36,8 +36,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
+#include "axe/cuda/block_cache.hpp"
 #include "axe/runtime/backend.hpp"
 
 namespace axe::cuda {
@@ -61,23 +64,54 @@ void stream_wait(cudaStream_t waiter, cudaStream_t signaller, int device);
 // at the same time, whatever the number of calls).
 std::size_t stream_wait_events_created();
 
-// Device memory of one rank from the device's stream-ordered pool (cudaMallocAsync on `stream`;
-// the pool keeps freed memory for reuse, so a redistribute that allocates its result costs no
-// cudaMalloc and no device synchronisation), freed with cudaFreeAsync on the same stream, after
-// all work enqueued there that may still use it, and after all work enqueued by then on the
-// streams it was lent to (used_on_stream, backend.hpp: `stream` first waits for each of them).
-// Zero-filled by a memset on `stream` unless `zero` is false (a buffer that is written whole
-// before any read, e.g. a redistribute result).
+// The backend's device memory (one per backend): a BlockCache (block_cache.hpp) over cudaMalloc on
+// `device`, so that its buffers can be exported to the peers with legacy CUDA IPC (a receiver of
+// the peer transport reads a message straight out of the sender's buffer; memory from the
+// stream-ordered pool of cudaMallocAsync cannot be exported) and a redistribute that allocates its
+// result costs no cudaMalloc once the cache is warm. A freed block is reused by the next
+// allocation of its class at once: safe because every use of the backend's buffers is ordered on
+// `stream` (CudaBuffer's free is, below). When cudaMalloc refuses, allocate() waits for `stream`,
+// gives back the cached blocks (trim) and asks once more; then it throws axe::Error naming the
+// bytes, the device and what the cache holds. The destructor waits for `stream` and frees all.
+// Thread-safe.
+// Example: DeviceMemory m(0, s); void* p = m.allocate(1000);  // a 1 KiB slot of a 2 MiB slab
+//   m.free(p); m.allocate(900) == p;                          // the same block, no cudaMalloc
+class DeviceMemory {
+ public:
+  DeviceMemory(int device, SharedStream stream);
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  void* allocate(std::size_t bytes);
+  // p (from allocate) may be reused by work enqueued on stream() from now on.
+  void free(void* p) noexcept;
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_.get(); }
+  BlockCache::Stats stats() const;
+
+ private:
+  int device_;
+  SharedStream stream_;
+  mutable std::mutex mutex_;
+  cudaError_t refused_ = cudaSuccess;  // the last cudaMalloc error (for the message)
+  BlockCache cache_;
+};
+
+// Device memory of one rank from the backend's DeviceMemory, given back to it (free) after all
+// work enqueued on its stream that may still use the buffer, and after all work enqueued by then
+// on the streams the buffer was lent to (used_on_stream, backend.hpp: the stream first waits for
+// each of them). Zero-filled by a memset on the stream unless `zero` is false (a buffer that is
+// written whole before any read, e.g. a redistribute result).
 class CudaBuffer : public Buffer {
  public:
-  CudaBuffer(std::size_t bytes, int device, SharedStream stream, bool zero = true);
+  CudaBuffer(std::size_t bytes, std::shared_ptr<DeviceMemory> memory, bool zero = true);
   ~CudaBuffer() override;
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
   std::size_t bytes() const override { return bytes_; }
   void* device_data() override { return data_; }
   const void* device_data() const { return data_; }
-  int device() const { return device_; }
+  int device() const { return memory_->device(); }
   void used_on_stream(std::uintptr_t stream) const override;
   // The streams marked by used_on_stream, in marking order.
   const std::vector<cudaStream_t>& lent_to() const { return lent_to_; }
@@ -85,8 +119,7 @@ class CudaBuffer : public Buffer {
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
-  int device_ = 0;
-  SharedStream stream_;
+  std::shared_ptr<DeviceMemory> memory_;
   mutable std::vector<cudaStream_t> lent_to_;
 };
 
@@ -105,6 +138,15 @@ class CudaView : public Buffer {
   std::size_t bytes_;
   int device_;
 };
+
+// Diagnostics of a "cuda" backend (nullopt for another backend): what its last execute read
+// straight from the peers' inputs (CudaExecutor::input_reads / source_reads; 0 before the first)
+// and its device memory.
+struct BackendStats {
+  std::int64_t input_reads = 0, source_reads = 0;
+  BlockCache::Stats memory;
+};
+std::optional<BackendStats> backend_stats(const Backend& backend);
 
 // Registers BackendEntry "cuda". Programs that link axe::runtime call it before main, through
 // a static initializer in cuda_backend.cpp; calling it again replaces the entry with an equal one.
