@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <random>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "axe/cuda/block_cache.hpp"
+#include "support/test_support.hpp"
 
 namespace axe::cuda {
 namespace {
@@ -174,13 +174,14 @@ TEST(BlockCache, DestructorReleasesEverything) {
 
 // Seeded random allocate / free / trim sequences (sizes log-uniform from 1 byte to 8 MiB, under a
 // cap that makes growth fail now and then): live blocks never overlap, each lies inside one
-// allocation the cache holds, the stats add up, and everything is released exactly once.
+// allocation the cache holds, the stats add up, and everything is released exactly once. The
+// seed is printed (AXE_TEST_SEED overrides it).
 TEST(BlockCache, RandomSequences_BlocksStayDisjointInsideTheirAllocations) {
-  const char* env = std::getenv("AXE_TEST_SEED");
-  const unsigned seed0 = env ? static_cast<unsigned>(std::strtoul(env, nullptr, 10)) : 1234u;
-  for (unsigned seed = seed0; seed < seed0 + 20; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (AXE_TEST_SEED)");
-    std::mt19937_64 rng(seed);
+  const std::uint64_t seed = test::test_seed();
+  for (std::uint64_t salt = 0; salt < 20; ++salt) {
+    SCOPED_TRACE("sequence " + std::to_string(salt));
+    std::seed_seq seq{seed, salt};
+    std::mt19937_64 rng(seq);
     FakeDevice dev;
     dev.cap = 64 * kMiB;
     {
