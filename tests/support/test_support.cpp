@@ -1,7 +1,10 @@
 #include "support/test_support.hpp"
 
+#include <execinfo.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+
+#include <csignal>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +16,36 @@
 #include "axe/core/tunables.hpp"
 
 namespace axe::test {
+
+namespace {
+
+// A test that crashes (SIGSEGV, SIGBUS, or SIGABRT from a failed assert or glibc's heap checks)
+// prints its backtrace to stderr before it dies by the same signal, so an intermittent crash leaves
+// where it happened in the log (resolve the "(+0x...)" offsets with addr2line -f -C -e BINARY).
+// Installed only over the default action: a sanitizer's own handlers stay.
+void print_backtrace(int sig) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  char head[64];
+  const int len = std::snprintf(head, sizeof head, "\naxe test: signal %d; backtrace:\n", sig);
+  if (len > 0 && write(2, head, static_cast<std::size_t>(len)) < 0) {
+  }
+  backtrace_symbols_fd(frames, n, 2);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+const bool backtrace_on_crash = [] {
+  void* warm[1];
+  backtrace(warm, 1);  // loads the unwinder now: the handler must not allocate
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) std::signal(sig, print_backtrace);
+  }
+  return true;
+}();
+
+}  // namespace
 
 std::uint64_t test_seed() {
   const auto seed = static_cast<std::uint64_t>(tunable_int("AXE_TEST_SEED"));
