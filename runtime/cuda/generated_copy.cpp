@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -19,30 +17,16 @@
 namespace axe::cuda {
 namespace {
 
-struct Compiled {
-  cudaKernel_t kernel = nullptr;
-  codegen::CopyKernel k;
-};
+using Compiled = internal::Compiled<codegen::CopyKernel>;
 
 // One kernel per (element size, access, tile, device), compiled once.
 const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::CopyTile& tile) {
-  static std::mutex mu;
-  static std::map<std::tuple<std::int64_t, codegen::TransposeAccess, std::int64_t, std::int64_t, std::int64_t, int>, Compiled> cache;
-  int device = 0;
-  AXE_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = cache.try_emplace({element_bytes, access, tile.a, tile.rows, tile.warps, device});
-  if (fresh) {
-    try {
-      const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
-      it->second.k = codegen::copy_kernel(e, tile, access);
-      it->second.kernel = KernelCache::global().kernel(it->second.k.source, it->second.k.name);
-    } catch (...) {
-      cache.erase(it);  // the next call tries again and fails the same way, never half-built
-      throw;
-    }
-  }
-  return it->second;
+  return internal::compile_once<Compiled>(std::tuple{element_bytes, access, tile.a, tile.rows, tile.warps},
+                                          [&](Compiled& c, int) {
+                                            const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
+                                            c.k = codegen::copy_kernel(e, tile, access);
+                                            c.kernel = KernelCache::global().kernel(c.k.source, c.k.name);
+                                          });
 }
 
 bool inner_contiguous(const Transfer& t) {

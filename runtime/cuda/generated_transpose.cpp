@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -19,41 +17,26 @@
 namespace axe::cuda {
 namespace {
 
-struct Compiled {
-  cudaKernel_t kernel = nullptr;
-  codegen::TransposeKernel k;
-};
+using Compiled = internal::Compiled<codegen::TransposeKernel>;
 
 // One kernel per (element size, access, tile, device), compiled once.
 const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::TransposeTile& tile) {
-  static std::mutex mu;
-  static std::map<std::tuple<std::int64_t, codegen::TransposeAccess, std::int64_t, std::int64_t, std::int64_t, int>, Compiled> cache;
-  int device = 0;
-  AXE_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = cache.try_emplace({element_bytes, access, tile.a, tile.b, tile.warps, device});
-  if (fresh) {
-    try {
-      const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
-      it->second.k = codegen::transpose_kernel(e, tile, access);
-      int limit = 0;
-      AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-      if (it->second.k.shared_bytes > limit) {
-        fail("transform_generated: a " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " tile of " +
-             std::to_string(element_bytes) + "-byte elements needs " + std::to_string(it->second.k.shared_bytes) +
-             " bytes of shared memory (two buffers); device " + std::to_string(device) + " allows " +
-             std::to_string(limit));
-      }
-      it->second.kernel = KernelCache::global().kernel(it->second.k.source, it->second.k.name);
-      AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(it->second.kernel,
-                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     static_cast<int>(it->second.k.shared_bytes), device));
-    } catch (...) {
-      cache.erase(it);  // the next call tries again and fails the same way, never half-built
-      throw;
-    }
-  }
-  return it->second;
+  return internal::compile_once<Compiled>(
+      std::tuple{element_bytes, access, tile.a, tile.b, tile.warps}, [&](Compiled& c, int device) {
+        const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
+        c.k = codegen::transpose_kernel(e, tile, access);
+        int limit = 0;
+        AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (c.k.shared_bytes > limit) {
+          fail("transform_generated: a " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " tile of " +
+               std::to_string(element_bytes) + "-byte elements needs " + std::to_string(c.k.shared_bytes) +
+               " bytes of shared memory (two buffers); device " + std::to_string(device) + " allows " +
+               std::to_string(limit));
+        }
+        c.kernel = KernelCache::global().kernel(c.k.source, c.k.name);
+        AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                       static_cast<int>(c.k.shared_bytes), device));
+      });
 }
 
 bool aligned(const void* p, long long offset, std::int64_t bytes, std::int64_t es) {

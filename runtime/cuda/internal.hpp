@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "axe/codegen/copy_codegen.hpp"
 #include "axe/codegen/transpose_codegen.hpp"
+#include "axe/core/error.hpp"
 #include "axe/cuda/box_list.hpp"
 #include "axe/cuda/copy_engine.hpp"
 #include "axe/plan/plan.hpp"
@@ -60,6 +63,41 @@ int unit_log2(const Transfer& t, std::int64_t es, int cap);
 // Launch heuristics (launch.cpp): the alignment of a base pointer, the grid of a box-kernel launch.
 int pointer_align(const void* p);
 int grid_for(std::int64_t chunks);
+
+// A generated kernel, compiled for one device: its generator's description and the loaded kernel.
+template <class Kernel>
+struct Compiled {
+  cudaKernel_t kernel = nullptr;
+  Kernel k;
+};
+
+// The process-wide cache of one call site's generated kernels (each instantiation, that is each
+// `make` lambda, has its own): the entry of `key` on the current device, built once by
+// make(entry, device) under the cache's lock. A failure leaves nothing behind, so the next call
+// tries again and fails the same way, never with a half-built kernel. Entries are never evicted
+// (std::map: a returned reference stays valid).
+// Example: compile_once<Compiled<codegen::CopyKernel>>(std::tuple{es, a}, [&](auto& c, int dev) {...})
+template <class Value, class Key, class Make>
+const Value& compile_once(const Key& key, Make&& make) {
+  static std::mutex mu;
+  static std::map<std::pair<Key, int>, Value> cache;
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
+    cudaGetLastError();
+    fail(std::string("generated kernels: cudaGetDevice failed: ") + cudaGetErrorString(e));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = cache.try_emplace({key, device});
+  if (fresh) {
+    try {
+      make(it->second, device);
+    } catch (...) {
+      cache.erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
 
 }  // namespace internal
 
