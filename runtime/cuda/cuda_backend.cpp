@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -111,65 +110,6 @@ void stream_wait(cudaStream_t waiter, cudaStream_t signaller, int device) {
 
 std::size_t stream_wait_events_created() {
   return event_pool().created.load();
-}
-
-DeviceMemory::DeviceMemory(int device, SharedStream stream)
-    : device_(device),
-      stream_(std::move(stream)),
-      cache_(
-          [this](std::size_t n) -> std::uint64_t {
-            void* p = nullptr;
-            const cudaError_t e = cudaMalloc(&p, n);
-            if (e != cudaSuccess) {
-              cudaGetLastError();
-              refused_ = e;
-              return 0;
-            }
-            return reinterpret_cast<std::uintptr_t>(p);
-          },
-          // At exit CUDA may be unloaded before this: nothing to report from here.
-          [](std::uint64_t p, std::size_t) {
-            if (cudaFree(reinterpret_cast<void*>(static_cast<std::uintptr_t>(p))) != cudaSuccess) cudaGetLastError();
-          }) {}
-
-DeviceMemory::~DeviceMemory() {
-  cudaSetDevice(device_);
-  if (cudaStreamSynchronize(stream_.get()) != cudaSuccess) cudaGetLastError();
-}  // cache_ frees every allocation
-
-void* DeviceMemory::allocate(std::size_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  AXE_CUDA_CHECK(cudaSetDevice(device_));
-  std::uint64_t p = cache_.allocate(bytes);
-  if (p == 0) {
-    // The cached blocks' last uses are enqueued on the stream (frees are ordered there): once it
-    // has drained, cudaFree cannot take memory from under a kernel or a peer's copy.
-    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    cache_.trim();
-    p = cache_.allocate(bytes);
-  }
-  if (p == 0) {
-    const BlockCache::Stats s = cache_.stats();
-    fail("cuda backend: cannot allocate " + std::to_string(bytes) + " bytes on device " + std::to_string(device_) +
-         ": cudaMalloc of " + std::to_string(BlockCache::size_class(bytes) <= BlockCache::kSlabLimit
-                                                 ? BlockCache::kSlabBytes
-                                                 : BlockCache::size_class(bytes)) +
-         " bytes failed (" + cudaGetErrorString(refused_) + ") with " + std::to_string(s.live_bytes) +
-         " bytes in " + std::to_string(s.live) + " live buffers of this rank and nothing cached left to give back");
-  }
-  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
-}
-
-void DeviceMemory::free(void* p) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const bool known = cache_.free(reinterpret_cast<std::uintptr_t>(p));
-  assert(known);
-  (void)known;
-}
-
-BlockCache::Stats DeviceMemory::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return cache_.stats();
 }
 
 CudaBuffer::CudaBuffer(std::size_t bytes, std::shared_ptr<DeviceMemory> memory, bool zero)
