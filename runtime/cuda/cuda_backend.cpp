@@ -202,7 +202,7 @@ class CudaBackend : public Backend {
     if (n < 1) fail("cuda backend: rank " + std::to_string(rt.rank()) + " sees no CUDA device");
     device_ = rt.local_rank() % n;
     AXE_CUDA_CHECK(cudaSetDevice(device_));
-    memory_ = std::make_shared<DeviceMemory>(device_, make_shared_stream(device_));
+    memory_ = std::make_shared<DeviceMemory>(device_, make_shared_stream(device_), rt.timeout_s());
     stream_ = memory_->stream();
     AXE_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   }

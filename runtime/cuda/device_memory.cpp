@@ -3,9 +3,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "axe/core/error.hpp"
@@ -13,9 +16,10 @@
 
 namespace axe::cuda {
 
-DeviceMemory::DeviceMemory(int device, SharedStream stream)
+DeviceMemory::DeviceMemory(int device, SharedStream stream, double timeout_s)
     : device_(device),
       stream_(std::move(stream)),
+      timeout_s_(timeout_s),
       cache_(
           [this](std::size_t n) -> std::uint64_t {
             void* p = nullptr;
@@ -35,16 +39,21 @@ DeviceMemory::DeviceMemory(int device, SharedStream stream)
 DeviceMemory::~DeviceMemory() {
   cudaSetDevice(device_);
   if (cudaStreamSynchronize(stream_.get()) != cudaSuccess) cudaGetLastError();
+  if (drain_) cudaEventDestroy(drain_);
 }  // cache_ frees every allocation
 
 void* DeviceMemory::allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   std::uint64_t p = cache_.allocate(bytes);
-  if (p == 0) {
+  if (p == 0 && cache_.stats().reserved > cache_.stats().live_bytes) {
     // The cached blocks' last uses are enqueued on the stream (frees are ordered there): once it
-    // has drained, cudaFree cannot take memory from under a kernel or a peer's copy.
-    AXE_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    // has drained, cudaFree cannot take memory from under a kernel or a peer's copy. Bounded: a
+    // stream stuck waiting for a peer that stopped must not hang an allocation.
+    if (!drained())
+      fail("cuda backend: cannot allocate " + std::to_string(bytes) + " bytes on device " + std::to_string(device_) +
+           ": cudaMalloc failed (" + cudaGetErrorString(refused_) + ") and the backend's stream did not finish its " +
+           "work within AXE_TIMEOUT_S = " + std::to_string(timeout_s_) + " s, so its cached memory could not be given back");
     cache_.trim();
     p = cache_.allocate(bytes);
   }
@@ -58,6 +67,19 @@ void* DeviceMemory::allocate(std::size_t bytes) {
          " bytes in " + std::to_string(s.live) + " live buffers of this rank and nothing cached left to give back");
   }
   return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
+}
+
+bool DeviceMemory::drained() {
+  if (!drain_) AXE_CUDA_CHECK(cudaEventCreateWithFlags(&drain_, cudaEventDisableTiming));
+  AXE_CUDA_CHECK(cudaEventRecord(drain_, stream_.get()));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
+  for (auto pause = std::chrono::microseconds(20);; pause = std::min(pause * 2, std::chrono::microseconds(10000))) {
+    const cudaError_t e = cudaEventQuery(drain_);
+    if (e == cudaSuccess) return true;
+    if (e != cudaErrorNotReady) AXE_CUDA_CHECK(e);
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 void DeviceMemory::free(void* p) noexcept {

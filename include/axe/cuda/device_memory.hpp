@@ -22,15 +22,17 @@ using SharedStream = std::shared_ptr<CUstream_st>;
 // stream-ordered pool of cudaMallocAsync cannot be exported) and a redistribute that allocates its
 // result costs no cudaMalloc once the cache is warm. A freed block is reused by the next
 // allocation of its class at once: safe because every use of the backend's buffers is ordered on
-// `stream` (CudaBuffer's free is, backend.hpp). When cudaMalloc refuses, allocate() waits for `stream`,
-// gives back the cached blocks (trim) and asks once more; then it throws axe::Error naming the
-// bytes, the device and what the cache holds. The destructor waits for `stream` and frees all.
+// `stream` (CudaBuffer's free is, backend.hpp). When cudaMalloc refuses and the cache holds
+// blocks no buffer uses, allocate() waits for `stream` (at most `timeout_s`: a stream stuck on a
+// stopped peer fails the allocation instead of hanging it), gives them back (trim) and asks once
+// more; a refusal then throws axe::Error naming the bytes, the device and the live buffers. The
+// destructor waits for `stream` and frees all.
 // Thread-safe.
-// Example: DeviceMemory m(0, s); void* p = m.allocate(1000);  // a 1 KiB slot of a 2 MiB slab
+// Example: DeviceMemory m(0, s, 300); void* p = m.allocate(1000);  // a 1 KiB slot of a 2 MiB slab
 //   m.free(p); m.allocate(900) == p;                          // the same block, no cudaMalloc
 class DeviceMemory {
  public:
-  DeviceMemory(int device, SharedStream stream);
+  DeviceMemory(int device, SharedStream stream, double timeout_s);
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
@@ -42,8 +44,11 @@ class DeviceMemory {
   BlockCache::Stats stats() const;
 
  private:
+  bool drained();  // the stream finished what was enqueued, within timeout_s_
   int device_;
   SharedStream stream_;
+  double timeout_s_;
+  cudaEvent_t drain_ = nullptr;
   mutable std::mutex mutex_;
   cudaError_t refused_ = cudaSuccess;  // the last cudaMalloc error (for the message)
   BlockCache cache_;
