@@ -40,7 +40,7 @@ from ._axe import (  # noqa: E402  (re-exported C++ values and functions)
 )
 from ._dist import (  # noqa: E402
     DistTensor, init, finalize, is_initialized, rank, world_size, local_rank, backend, barrier,
-    distribute, from_local, visualize, DTYPES, init_device_mesh, distribute_tensor,
+    empty_cache, distribute, from_local, visualize, DTYPES, init_device_mesh, distribute_tensor,
     visualize_sharding,
 )
 
@@ -53,8 +53,8 @@ __all__ = [
     "RankPlan", "Step", "Simulation", "Shard", "Replicate", "Partial", "parse_placements", "shard",
     "plan", "simulate", "canonicalize", "equivalent", "storage", "group", "tile", "tile_of", "slice",
     "direct_sum", "project", "check_valid", "is_valid", "cute", "linear", "DistTensor", "init", "finalize",
-    "is_initialized", "rank", "world_size", "local_rank", "backend", "barrier", "distribute",
-    "from_local", "visualize", "DTYPES", "init_device_mesh", "distribute_tensor",
+    "is_initialized", "rank", "world_size", "local_rank", "backend", "barrier", "empty_cache",
+    "distribute", "from_local", "visualize", "DTYPES", "init_device_mesh", "distribute_tensor",
     "visualize_sharding",
 ]
 _atexit.register(finalize)

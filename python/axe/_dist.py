@@ -84,6 +84,15 @@ def barrier():
     _axe.barrier()
 
 
+def empty_cache():
+    """Gives the device memory axe keeps cached for reuse (the blocks of freed DistTensors) back to
+    the system, so that torch's allocator may use it; returns its bytes. Live DistTensors keep
+    theirs; 0 on the host backend. Local to this rank, like torch.cuda.empty_cache(); it waits
+    for axe's pending work first (at most the runtime's timeout)."""
+    _require_runtime()
+    return _axe.empty_cache()
+
+
 def _framework(x):
     t = type(x)
     return "torch" if t.__module__.split(".")[0] == "torch" else "numpy"

@@ -320,6 +320,10 @@ void bind_runtime(nb::module_& m) {
   m.def("backend", [] { return std::string(runtime().backend().name()); });
   m.def("barrier", [] { runtime().barrier(); });
   m.def(
+      "empty_cache", [] { return runtime().backend().release_cached_memory(); },
+      "Backend::release_cached_memory: gives the device memory axe keeps cached for reuse back to "
+      "the system (torch may then use it); returns its bytes (0 on the host backend). Local.");
+  m.def(
       "_wait_for_stream", [](std::uintptr_t s) { runtime().backend().wait_for_stream(s); },
       "Backend::wait_for_stream: axe's later work waits for everything enqueued on CUDA stream "
       "`s` so far (an event; no host wait; nothing on the host backend).");

@@ -341,6 +341,8 @@ class CudaBackend : public Backend {
 
   bool failed() const override { return (comm_ && comm_->failed()) || (peer_ && peer_->failed()); }
 
+  std::size_t release_cached_memory() override { return memory_->release_cached(); }
+
   BackendStats stats() const {
     BackendStats s;
     if (executor_) {

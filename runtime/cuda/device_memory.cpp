@@ -89,6 +89,17 @@ void DeviceMemory::free(void* p) noexcept {
   (void)known;
 }
 
+std::size_t DeviceMemory::release_cached() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const BlockCache::Stats s = cache_.stats();
+  if (s.reserved == s.live_bytes) return 0;  // every block held is a live buffer's
+  AXE_CUDA_CHECK(cudaSetDevice(device_));
+  if (!drained())
+    fail("cuda backend: the cached device memory cannot be given back: the backend's stream did not finish its "
+         "work within AXE_TIMEOUT_S = " + std::to_string(timeout_s_) + " s");
+  return cache_.trim();
+}
+
 BlockCache::Stats DeviceMemory::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cache_.stats();

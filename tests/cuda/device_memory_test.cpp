@@ -71,6 +71,24 @@ TEST(DeviceMemory, RefusedAllocationGivesBackTheCacheAndNamesTheBytes) {
   m.free(b);
 }
 
+// release_cached gives back the allocations no buffer uses (the freed 64 MiB and 8 MiB blocks),
+// keeps a slab a live buffer uses, and has nothing left for a second call.
+TEST(DeviceMemory, ReleaseCachedGivesBackWhatNoBufferUses) {
+  AXE_REQUIRE_GPUS(1);
+  DeviceMemory m(0, own_stream(), 60);
+  void* a = m.allocate(64 * kMiB);
+  void* b = m.allocate(1000);
+  void* c = m.allocate(8 * kMiB);
+  void* d = m.allocate(2000);  // class 2048: a slab of its own, not b's
+  m.free(a);
+  m.free(c);
+  m.free(d);
+  EXPECT_EQ(m.release_cached(), 64 * kMiB + 8 * kMiB + BlockCache::kSlabBytes);
+  EXPECT_EQ(m.stats().reserved, BlockCache::kSlabBytes);
+  EXPECT_EQ(m.release_cached(), 0u);
+  m.free(b);
+}
+
 // A stream that does not finish (a host function blocks it, as a flag wait on a stopped peer
 // would) fails the allocation after the timeout instead of hanging it.
 TEST(DeviceMemory, StuckStreamFailsTheAllocationInBoundedTime) {

@@ -112,7 +112,7 @@ HostTensor iota(std::vector<std::int64_t> shape, DType dt = DType::F64) {
 std::string rank_text() { return "rank " + std::to_string(Runtime::current().rank()) + ": "; }
 
 // 200 cached S0->R redistributes (each result dropped before the next): the device memory the
-// backend holds after the first two calls does not grow.
+// backend holds after the first two calls does not grow; then the cache is given back.
 std::string memory_steady(const Mesh& m) {
   DistTensor t = DistTensor::from_global(iota({96, 160}, DType::F32), m, {Shard(0)});
   std::size_t warm = 0;
@@ -125,6 +125,13 @@ std::string memory_steady(const Mesh& m) {
   if (now > warm)
     return rank_text() + "the backend holds " + std::to_string(now) + " bytes of device memory after 200 calls, " +
            std::to_string(warm) + " after two";
+  // Then the cache goes back (Backend::release_cached_memory): what it gives back is what the
+  // backend stops holding, and a second call finds nothing.
+  const std::size_t released = Runtime::current().backend().release_cached_memory();
+  const std::size_t after = cuda::backend_stats(Runtime::current().backend())->memory.reserved;
+  if (after + released != now || Runtime::current().backend().release_cached_memory() != 0)
+    return rank_text() + "release_cached_memory gave back " + std::to_string(released) + " of " + std::to_string(now) +
+           " bytes and left " + std::to_string(after) + ", or gave back more on a second call";
   return "";
 }
 
@@ -322,7 +329,8 @@ int main(int argc, char** argv) {
         {"to_host / from_host on a device buffer", [&] { return host_copies(m); }},
         {"wrap over caller device memory (aliased, never written)", [&] { return wrap_device(m, gpus); }},
         {"wrap over host memory is a clear error", [&] { return wrap_host_fails(m); }},
-        {"200 cached redistributes hold no more device memory than two", [&] { return memory_steady(m); }},
+        {"200 cached redistributes hold no more device memory than two; the cache goes back",
+         [&] { return memory_steady(m); }},
         {"peer transport: messages read in place from the runtime's buffers",
          [&] { return read_in_place(peer && tunable_int("AXE_PEER_DIRECT") != 0); }},
         {"backend not failed after all of the above", [&] { return rt.failed() ? "rt.failed()" : ""; }},

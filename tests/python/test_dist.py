@@ -203,6 +203,21 @@ def test_local_is_a_view_without_copy():
     same(w.full_tensor(), np.arange(n * 2, dtype=np.float64).reshape(n, 2), "uneven from_local")
 
 
+def test_empty_cache_gives_back_once():
+    """A second empty_cache() right after the first has nothing left to give back; the host
+    backend keeps no cache at all."""
+    mesh = meshes()[0]
+    t = axe.distribute(np.arange(64.0).reshape(8, 8), mesh, "S(0)")
+    r = t.redistribute("R")
+    del r
+    first = axe.empty_cache()
+    assert first >= 0
+    if axe.backend() == "host":
+        assert first == 0
+    assert axe.empty_cache() == 0
+    same(t.full_tensor(), np.arange(64.0).reshape(8, 8), "a live tensor after empty_cache")
+
+
 def test_visualize_and_repr(capsys):
     mesh = meshes()[-1] if axe.world_size() > 1 else meshes()[0]
     t = axe.distribute(np.zeros((4, 6)), mesh, [axe.Shard(0)] * mesh.ndim)

@@ -42,6 +42,9 @@ class DeviceMemory {
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_.get(); }
   BlockCache::Stats stats() const;
+  // Gives back every allocation no buffer uses (BlockCache::trim) after `stream` has finished
+  // what was enqueued, waiting at most `timeout_s` (axe::Error after it); returns the bytes.
+  std::size_t release_cached();
 
  private:
   bool drained();  // the stream finished what was enqueued, within timeout_s_

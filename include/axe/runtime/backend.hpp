@@ -182,6 +182,13 @@ class Backend {
   // its communicators were aborted). Runtime::failed() includes it, so ~Runtime ends the job with
   // MPI_Abort instead of waiting in MPI_Finalize on a peer that may be dead. Default: never.
   virtual bool failed() const { return false; }
+  // Gives the device memory the backend keeps cached for reuse (freed buffers) back to the system,
+  // so that another allocator on the device (torch's) may use it; returns its bytes. Local (no
+  // other rank takes part); waits for the backend's work first, at most the runtime's timeout
+  // (axe::Error after it). Live buffers keep their memory. Default: 0 (nothing cached).
+  // Example (cuda): { auto t = x.redistribute(...); }  // t's block is cached now
+  //   backend.release_cached_memory() -> t's block among the bytes given back
+  virtual std::size_t release_cached_memory() { return 0; }
 
   // A Buffer over caller-owned memory (DistTensor::wrap over a pointer), which the backend reads
   // and writes in place and never frees: host memory for "host". Default: axe::Error (the backend
