@@ -7,6 +7,7 @@
 #include <cassert>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <utility>
@@ -15,6 +16,16 @@
 #include "axe/cuda/check.hpp"
 
 namespace axe::cuda {
+
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+}  // namespace
 
 DeviceMemory::DeviceMemory(int device, SharedStream stream, double timeout_s)
     : device_(device),
@@ -53,7 +64,7 @@ void* DeviceMemory::allocate(std::size_t bytes) {
     if (!drained())
       fail("cuda backend: cannot allocate " + std::to_string(bytes) + " bytes on device " + std::to_string(device_) +
            ": cudaMalloc failed (" + cudaGetErrorString(refused_) + ") and the backend's stream did not finish its " +
-           "work within AXE_TIMEOUT_S = " + std::to_string(timeout_s_) + " s, so its cached memory could not be given back");
+           "work within AXE_TIMEOUT_S = " + seconds_text(timeout_s_) + " s, so its cached memory could not be given back");
     cache_.trim();
     p = cache_.allocate(bytes);
   }
@@ -96,7 +107,7 @@ std::size_t DeviceMemory::release_cached() {
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   if (!drained())
     fail("cuda backend: the cached device memory cannot be given back: the backend's stream did not finish its "
-         "work within AXE_TIMEOUT_S = " + std::to_string(timeout_s_) + " s");
+         "work within AXE_TIMEOUT_S = " + seconds_text(timeout_s_) + " s");
   return cache_.trim();
 }
 
