@@ -10,8 +10,9 @@
 // asynchronous redistributes, to_host / from_host, wrap over caller device memory, and host
 // memory refused by wrap. On the peer transport (AXE_PEER_DIRECT=1, the default) some message
 // must have been read straight out of a sender's source, a buffer the runtime allocated
-// (DeviceMemory, axe/cuda/backend.hpp), and a loop of cached redistributes must hold no more
-// device memory after its first two calls.
+// (DeviceMemory, axe/cuda/device_memory.hpp), and a loop of cached redistributes must hold no
+// more device memory after its first two calls, then give its cache back
+// (Backend::release_cached_memory).
 // Exit code: 0 on every rank when all pass, 1 when any fails, 77 (CTest SKIP_RETURN_CODE) with
 // "skipped: ..." when no GPU is visible.
 //   AXE_TIMEOUT_S=60 mpirun -np 2 axe_cuda_dist_tensor_test
