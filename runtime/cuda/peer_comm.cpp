@@ -349,36 +349,9 @@ PeerPost PeerComm::export_staging(void* p) {
   return post;
 }
 
-MapStep plan_mapping(std::span<const MappedRange> maps, const PeerPost& post, bool pin, std::size_t max_unpinned) {
-  MapStep step;
-  for (std::size_t i = 0; i < maps.size(); ++i)
-    if (maps[i].base == post.base && maps[i].buffer == post.buffer) {
-      step.reuse = static_cast<std::ptrdiff_t>(i);
-      return step;
-    }
-  std::size_t unpinned = 0;
-  for (std::size_t i = 0; i < maps.size(); ++i) {
-    const MappedRange& m = maps[i];
-    if (m.base < post.base + post.size && post.base < m.base + m.size) {
-      if (m.pins > 0) step.conflict = true;
-      else step.unmap.push_back(i);
-    } else if (m.pins == 0) {
-      ++unpinned;
-    }
-  }
-  if (!pin && unpinned >= max_unpinned)
-    for (std::size_t i = 0; i < maps.size(); ++i)
-      if (maps[i].pins == 0 && std::find(step.unmap.begin(), step.unmap.end(), i) == step.unmap.end()) {
-        step.unmap.insert(std::upper_bound(step.unmap.begin(), step.unmap.end(), i), i);
-        break;
-      }
-  return step;
-}
-
 const char* PeerComm::map(int peer, const PeerPost& post, bool pin) {
   auto& maps = maps_[static_cast<std::size_t>(peer)];
-  const std::vector<MappedRange> ranges(maps.begin(), maps.end());
-  const MapStep step = plan_mapping(ranges, post, pin, kMapsPerPeer);
+  const MapStep step = plan_mapping(maps, post, pin, kMapsPerPeer);
   if (step.reuse >= 0) {
     const auto it = maps.begin() + step.reuse;
     std::rotate(it, it + 1, maps.end());  // most recently used last

@@ -48,6 +48,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -139,7 +140,34 @@ struct MapStep {
   std::vector<std::size_t> unmap;
   bool conflict = false;
 };
-MapStep plan_mapping(std::span<const MappedRange> maps, const PeerPost& post, bool pin, std::size_t max_unpinned);
+// `maps`: a random-access range of MappedRange or of a type derived from it (PeerComm's own
+// mappings are read in place, with no copy per call).
+template <class Ranges>
+MapStep plan_mapping(const Ranges& maps, const PeerPost& post, bool pin, std::size_t max_unpinned) {
+  MapStep step;
+  for (std::size_t i = 0; i < maps.size(); ++i)
+    if (maps[i].base == post.base && maps[i].buffer == post.buffer) {
+      step.reuse = static_cast<std::ptrdiff_t>(i);
+      return step;
+    }
+  std::size_t unpinned = 0;
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    const MappedRange& m = maps[i];
+    if (m.base < post.base + post.size && post.base < m.base + m.size) {
+      if (m.pins > 0) step.conflict = true;
+      else step.unmap.push_back(i);
+    } else if (m.pins == 0) {
+      ++unpinned;
+    }
+  }
+  if (!pin && unpinned >= max_unpinned)
+    for (std::size_t i = 0; i < maps.size(); ++i)
+      if (maps[i].pins == 0 && std::find(step.unmap.begin(), step.unmap.end(), i) == step.unmap.end()) {
+        step.unmap.insert(std::upper_bound(step.unmap.begin(), step.unmap.end(), i), i);
+        break;
+      }
+  return step;
+}
 
 class PeerComm {
  public:
