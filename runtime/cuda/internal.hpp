@@ -8,13 +8,12 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <string>
 #include <utility>
 
 #include "axe/codegen/copy_codegen.hpp"
 #include "axe/codegen/transpose_codegen.hpp"
-#include "axe/core/error.hpp"
 #include "axe/cuda/box_list.hpp"
+#include "axe/cuda/check.hpp"
 #include "axe/cuda/copy_engine.hpp"
 #include "axe/plan/plan.hpp"
 
@@ -82,10 +81,7 @@ const Value& compile_once(const Key& key, Make&& make) {
   static std::mutex mu;
   static std::map<std::pair<Key, int>, Value> cache;
   int device = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
-    cudaGetLastError();
-    fail(std::string("generated kernels: cudaGetDevice failed: ") + cudaGetErrorString(e));
-  }
+  AXE_CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mu);
   auto [it, fresh] = cache.try_emplace({key, device});
   if (fresh) {
