@@ -57,7 +57,7 @@ void* DeviceMemory::allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   std::uint64_t p = cache_.allocate(bytes);
-  if (p == 0 && cache_.stats().reserved > cache_.stats().live_bytes) {
+  if (p == 0 && has_unused()) {
     // The cached blocks' last uses are enqueued on the stream (frees are ordered there): once it
     // has drained, cudaFree cannot take memory from under a kernel or a peer's copy. Bounded: a
     // stream stuck waiting for a peer that stopped must not hang an allocation.
@@ -78,6 +78,11 @@ void* DeviceMemory::allocate(std::size_t bytes) {
          " bytes in " + std::to_string(s.live) + " live buffers of this rank and nothing cached left to give back");
   }
   return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
+}
+
+bool DeviceMemory::has_unused() const {
+  const BlockCache::Stats s = cache_.stats();
+  return s.reserved > s.live_bytes;  // else every byte held is a live buffer's
 }
 
 bool DeviceMemory::drained() {
@@ -102,8 +107,7 @@ void DeviceMemory::free(void* p) noexcept {
 
 std::size_t DeviceMemory::release_cached() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const BlockCache::Stats s = cache_.stats();
-  if (s.reserved == s.live_bytes) return 0;  // every block held is a live buffer's
+  if (!has_unused()) return 0;
   AXE_CUDA_CHECK(cudaSetDevice(device_));
   if (!drained())
     fail("cuda backend: the cached device memory cannot be given back: the backend's stream did not finish its "

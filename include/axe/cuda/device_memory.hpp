@@ -47,7 +47,8 @@ class DeviceMemory {
   std::size_t release_cached();
 
  private:
-  bool drained();  // the stream finished what was enqueued, within timeout_s_
+  bool has_unused() const;  // the cache holds bytes no live buffer uses
+  bool drained();           // the stream finished what was enqueued, within timeout_s_
   int device_;
   SharedStream stream_;
   double timeout_s_;
