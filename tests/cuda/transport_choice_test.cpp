@@ -14,6 +14,7 @@
 #include "axe/cuda/executor.hpp"
 #include "axe/cuda/peer_comm.hpp"
 #include "axe/plan/passes.hpp"
+#include "support/test_support.hpp"
 
 namespace axe::cuda {
 namespace {
@@ -307,7 +308,7 @@ TEST(PlanMapping, LeastRecentlyUsedUnpinnedGoesWhenFull) {
 
 // Seeded random mappings (disjoint live ranges) and posts: the rules hold.
 TEST(PlanMapping, RandomLaws) {
-  std::mt19937_64 g(4404);
+  std::mt19937_64 g = test::make_rng(4404);
   for (int t = 0; t < 3000; ++t) {
     std::vector<MappedRange> m;
     std::uint64_t at = 0;
