@@ -22,7 +22,7 @@ using Compiled = internal::Compiled<codegen::TransposeKernel>;
 // One kernel per (element size, access, tile, device), compiled once.
 const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::TransposeTile& tile) {
   return internal::compile_once<Compiled>(
-      std::tuple{element_bytes, access, tile.a, tile.b, tile.warps}, [&](Compiled& c, int device) {
+      std::tuple{element_bytes, access, tile.a, tile.b, tile.warps, tile.b_first}, [&](Compiled& c, int device) {
         const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
         c.k = codegen::transpose_kernel(e, tile, access);
         int limit = 0;

@@ -48,6 +48,20 @@ TEST(TransposeKernel, ScalarHasNoVectors) {
   EXPECT_EQ(count_of(k.source, "uint4*>(p"), 0);
 }
 
+// The tile order: tile t of tiles_a x tiles_b is (t % tiles_a, t / tiles_a) along a first, and
+// (t / tiles_b, t % tiles_b) along b first; the tile's shape and the thread layouts are the same.
+TEST(TransposeKernel, TilesAlongBFirst) {
+  const Element e(2, Element::Kind::integer, "raw");
+  const auto a = transpose_kernel(e, TransposeTile{32, 128, 4}, TransposeAccess::scalar);
+  const auto b = transpose_kernel(e, TransposeTile{32, 128, 4, true}, TransposeAccess::scalar);
+  EXPECT_NE(a.source.find("a0 = (t % d.tiles_a) * 32ll, b0 = (t / d.tiles_a) * 128ll;"), std::string::npos);
+  EXPECT_NE(b.source.find("a0 = (t / d.tiles_b) * 32ll, b0 = (t % d.tiles_b) * 128ll;"), std::string::npos);
+  EXPECT_EQ(b.source.find("t % d.tiles_a"), std::string::npos);
+  EXPECT_EQ(a.threads, b.threads);
+  EXPECT_EQ(a.shared_bytes, b.shared_bytes);
+  EXPECT_EQ(a.plan.counts.shared_bytes, b.plan.counts.shared_bytes);
+}
+
 // 128 x 64 u8 tiles (b x a), 4 warps: each thread holds a 4 x 16 square on both sides (source: 4
 // rows of b by 16 consecutive a, 4 lanes across a, 8 down b, 4 warps down b; destination: 16
 // consecutive b by 4 columns of a, 8 lanes down b, 4 across a, warps across a): 64 registers, 4

@@ -49,6 +49,11 @@ struct alignas(16) TransposeDesc {
 struct TransposeTile {
   std::int64_t a = 64, b = 64;  // tile extents (powers of two)
   std::int64_t warps = 8;
+  // The order of the tiles over the CTAs: along a first (consecutive CTAs read the same source
+  // rows), or along b first (consecutive CTAs write consecutive pieces of the same destination
+  // rows, so the 32-byte sectors two tiles share at a destination row's cut are written by CTAs
+  // running side by side: rows that are not 16-byte aligned).
+  bool b_first = false;
 };
 
 struct TransposeKernel {
