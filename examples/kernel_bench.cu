@@ -5,9 +5,13 @@
 // boxes on the box kernel alone (realigned rows off), rows marked "engines" through the copy
 // engines (cudaMemcpy2DAsync), where they qualify.
 //
-//   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--copies]
+//   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--copies | --transposes]
+//                [--no-sweeps | --uneven-sweeps]
 //
-// --copies runs the pack, unpack and copy rows only (no transposes).
+// --copies runs the pack, unpack and copy rows only (no transposes), --transposes the transposes
+// only; --no-sweeps leaves out the tile sweeps (the rows naming a tile: "generated a=..." and
+// "generated BxA wW"), each of which compiles a kernel, --uneven-sweeps keeps only the sweeps of
+// the large uneven transpose.
 //
 // --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0).
@@ -15,9 +19,9 @@
 // Transpose rows run transform() (the runtime's path: the kernel generated from thread layouts,
 // codegen/transpose_codegen.hpp) and, marked "generated", transform_generated() called directly
 // (the same kernel since the hand-written one was retired: a check on the dispatch), on square matrices,
-// 4096 x 65536 (fewer rows for wider types, within --mib) and an uneven 3001 x 5003 box at offset 1
-// (realigned words or scalar accesses, codegen::unaligned_transpose_access; the row marked
-// "scalar" forces one element per access);
+// 4096 x 65536 (fewer rows for wider types, within --mib) and uneven boxes at offset 1, 3001 x 5003
+// and R x 16383 (R odd, within --mib) (realigned words or scalar accesses,
+// codegen::unaligned_transpose_access; the row marked "scalar" forces one element per access);
 // Rows marked "generated" after a pack, unpack or copy run copy_generated (the tile copy generated
 // from one thread layout, codegen/copy_codegen.hpp) on the same boxes; "generated a=A RxW access"
 // other tiles and accesses of it on the uneven rows.
@@ -81,13 +85,17 @@ double median_ms(const std::function<void()>& f, cudaStream_t s) {
 int main(int argc, char** argv) {
   std::string json;
   std::int64_t mib = 256;
-  bool copies_only = false;
+  bool copies_only = false, transposes_only = false;
+  enum class Sweeps { all, uneven, none } sweeps = Sweeps::all;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) g_iters = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) g_warmup = std::max(0, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--copies")) copies_only = true;
+    else if (!std::strcmp(argv[i], "--transposes")) transposes_only = true;
+    else if (!std::strcmp(argv[i], "--no-sweeps")) sweeps = Sweeps::none;
+    else if (!std::strcmp(argv[i], "--uneven-sweeps")) sweeps = Sweeps::uneven;
   }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -144,6 +152,7 @@ int main(int argc, char** argv) {
   // Other tiles and accesses of the generated copy on one list ("generated a=A RxW access").
   auto copy_sweep = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc,
                         std::vector<codegen::TransposeAccess> accesses) {
+    if (sweeps != Sweeps::all) return;
     const std::int64_t v = 16 / size_of(l.dtype());
     for (auto access : accesses) {
       const std::int64_t w = access == codegen::TransposeAccess::scalar ? 1 : v;
@@ -160,60 +169,62 @@ int main(int argc, char** argv) {
   };
   const std::vector<codegen::TransposeAccess> unaligned{codegen::TransposeAccess::realigned,
                                                         codegen::TransposeAccess::scalar};
-  // pack / unpack: runs of `run` bytes (f32), every other run of the source (stride 2 runs).
-  for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096, 8192, 16384}) {
-    const std::int64_t es = 4, re = run / es, nrun = payload / run;
-    Transfer t{{nrun, re}, 0, {2 * re, 1}, 0, {re, 1}, 0};
-    auto pk = BoxList::pack({t}, DType::F32);
-    auto up = BoxList::unpack({t}, DType::F32);
-    const double mc = memcpy_ms(payload);
-    both("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc);
-    both("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc);
-    if (run == 16 || run == 64 || run == 4096) {
-      copy_sweep("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc, {codegen::TransposeAccess::vectors});
-      if (run == 4096)
-        copy_sweep("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc, {codegen::TransposeAccess::vectors});
+  if (!transposes_only) {  // --transposes skips the packs, unpacks and copies
+    // pack / unpack: runs of `run` bytes (f32), every other run of the source (stride 2 runs).
+    for (std::int64_t run : {4, 16, 64, 128, 256, 1024, 4096, 8192, 16384}) {
+      const std::int64_t es = 4, re = run / es, nrun = payload / run;
+      Transfer t{{nrun, re}, 0, {2 * re, 1}, 0, {re, 1}, 0};
+      auto pk = BoxList::pack({t}, DType::F32);
+      auto up = BoxList::unpack({t}, DType::F32);
+      const double mc = memcpy_ms(payload);
+      both("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc);
+      both("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc);
+      if (run == 16 || run == 64 || run == 4096) {
+        copy_sweep("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc, {codegen::TransposeAccess::vectors});
+        if (run == 4096)
+          copy_sweep("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc, {codegen::TransposeAccess::vectors});
+      }
     }
-  }
-  // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
-  // aligned address (2-byte units for the box kernel alone), of 2047 f32 (4-byte units) and of
-  // 2047 u8 (1-byte units); the same rows unpacked into rows of 4095 one element past an aligned
-  // address; rows of 4088 out of 4096 copied into rows of 4095 (an uneven S(1) destination).
-  for (DType dt : {DType::BF16, DType::F32, DType::U8}) {
-    const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
-    Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
-    const std::string n = std::string(to_string(dt));
-    const double mc = memcpy_ms(nrun * re * es);
-    both("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
-    copy_sweep("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc, unaligned);
-    Transfer u{{nrun, re}, 0, {re, 1}, 1, {4095, 1}, 0};
-    both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
-    copy_sweep("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc, unaligned);
-    Transfer c{{nrun, 4088}, 0, {4096, 1}, 1, {4095, 1}, 0};
-    both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b,
-         memcpy_ms(nrun * 4088 * es));
-  }
-  // 8 modes (nothing mergeable), innermost run 64 B, and a step of 64 messages in one launch.
-  {
-    const std::int64_t re = 16, inner = payload / 4 / re / 128;  // 2^7 from the six 2-modes x 2
-    Transfer t{{2, 2, 2, 2, 2, 2, inner, re}, 0, {}, 0, {}, 0};
-    std::int64_t ss = 1;
-    t.src_strides.assign(8, 0);
-    t.dst_strides.assign(8, 0);
-    for (int k = 7; k >= 0; --k) {
-      t.src_strides[k] = ss;
-      ss = ss * t.extents[k] + (k == 7 ? 16 : 0);  // a 64-byte gap after each run
+    // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
+    // aligned address (2-byte units for the box kernel alone), of 2047 f32 (4-byte units) and of
+    // 2047 u8 (1-byte units); the same rows unpacked into rows of 4095 one element past an aligned
+    // address; rows of 4088 out of 4096 copied into rows of 4095 (an uneven S(1) destination).
+    for (DType dt : {DType::BF16, DType::F32, DType::U8}) {
+      const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
+      Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
+      const std::string n = std::string(to_string(dt));
+      const double mc = memcpy_ms(nrun * re * es);
+      both("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
+      copy_sweep("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc, unaligned);
+      Transfer u{{nrun, re}, 0, {re, 1}, 1, {4095, 1}, 0};
+      both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
+      copy_sweep("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc, unaligned);
+      Transfer c{{nrun, 4088}, 0, {4096, 1}, 1, {4095, 1}, 0};
+      both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b,
+           memcpy_ms(nrun * 4088 * es));
     }
-    (void)inner;
-    auto pk = BoxList::pack({t}, DType::F32);
-    std::int64_t el = pk.elements();
-    both("pack f32 8 modes run 64B", pk, a, b, memcpy_ms(el * 4));
-    std::vector<Transfer> msgs;
-    const std::int64_t per = payload / 4 / 64;
-    for (int m = 0; m < 64; ++m)
-      msgs.push_back(Transfer{{per / 64, 64}, m * 2 * per, {128, 1}, 0, {64, 1}, 0});
-    auto many = BoxList::pack(msgs, DType::F32);
-    both("pack f32 64 boxes run 256B", many, a, b, memcpy_ms(many.elements() * 4));
+    // 8 modes (nothing mergeable), innermost run 64 B, and a step of 64 messages in one launch.
+    {
+      const std::int64_t re = 16, inner = payload / 4 / re / 128;  // 2^7 from the six 2-modes x 2
+      Transfer t{{2, 2, 2, 2, 2, 2, inner, re}, 0, {}, 0, {}, 0};
+      std::int64_t ss = 1;
+      t.src_strides.assign(8, 0);
+      t.dst_strides.assign(8, 0);
+      for (int k = 7; k >= 0; --k) {
+        t.src_strides[k] = ss;
+        ss = ss * t.extents[k] + (k == 7 ? 16 : 0);  // a 64-byte gap after each run
+      }
+      (void)inner;
+      auto pk = BoxList::pack({t}, DType::F32);
+      std::int64_t el = pk.elements();
+      both("pack f32 8 modes run 64B", pk, a, b, memcpy_ms(el * 4));
+      std::vector<Transfer> msgs;
+      const std::int64_t per = payload / 4 / 64;
+      for (int m = 0; m < 64; ++m)
+        msgs.push_back(Transfer{{per / 64, 64}, m * 2 * per, {128, 1}, 0, {64, 1}, 0});
+      auto many = BoxList::pack(msgs, DType::F32);
+      both("pack f32 64 boxes run 256B", many, a, b, memcpy_ms(many.elements() * 4));
+    }
   }
   if (!copies_only) {  // --copies skips the transposes
     // transposes: square matrices of the payload size (the largest power-of-two side within it).
@@ -235,34 +246,48 @@ int main(int argc, char** argv) {
                       double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
     }
     // The generated transpose's tile, per dtype (tile b x a, warps): on the square and on "wide"
-    // 4096 x 65536 (fewer rows for wider types; 16-byte vectors) and on the uneven 3001 x 5003 box
-    // at offset 1 (realigned words). Tiles the kernel cannot take
-    // are skipped, with the reason on stderr.
+    // 4096 x 65536 (fewer rows for wider types; 16-byte vectors), tiles along a first; and on the
+    // large uneven box (R x 16383 at offset 1, as below) with realigned words, then scalar (rows
+    // ending "scalar"), each tile along a first and along b first (rows ending "b-first"). Tiles
+    // the kernel cannot take are skipped, with the reason on stderr.
+    const std::vector<codegen::TransposeTile> tiles{
+        {64, 64, 4},  {64, 64, 8},  {128, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 32, 4},
+        {64, 32, 4},  {128, 32, 8}, {64, 128, 4}, {128, 64, 4}, {128, 128, 4}, {64, 64, 2},
+        {32, 64, 4},  {32, 32, 2},  {32, 128, 4}, {32, 128, 8}, {32, 256, 8}};
+    const std::vector<codegen::TransposeTile> uneven_tiles{
+        {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8}};
     for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
       const std::int64_t es = size_of(dt);
       const std::int64_t side = square_side(es);
-      std::int64_t urows = 3001;
-      while (urows * 5003 * es > payload) urows /= 2;
+      const std::int64_t urows = (payload / (16383 * es) - 1) | 1;  // the large uneven box below
       const Transfer sq{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
-      const Transfer un{{urows, 5003}, 1, {5003, 1}, 1, {1, urows}, 0};
+      const Transfer un{{urows, 16383}, 1, {16383, 1}, 1, {1, urows}, 0};
       std::int64_t wrows = 4096;
       while (wrows * 65536 * es > payload) wrows /= 2;
       const Transfer wide{{wrows, 65536}, 0, {65536, 1}, 0, {1, wrows}, 0};
-      for (const auto& [t, access] : {std::pair{sq, codegen::TransposeAccess::vectors},
-                                      std::pair{wide, codegen::TransposeAccess::vectors},
-                                      std::pair{un, codegen::TransposeAccess::realigned}}) {
+      using codegen::TransposeAccess;
+      struct Sweep { Transfer t; TransposeAccess access; bool b_first; };
+      std::vector<Sweep> sweeps_of;
+      if (sweeps == Sweeps::all) {
+        sweeps_of.push_back({sq, TransposeAccess::vectors, false});
+        sweeps_of.push_back({wide, TransposeAccess::vectors, false});
+      }
+      if (sweeps != Sweeps::none) {
+        for (auto access : {TransposeAccess::realigned, TransposeAccess::scalar})
+          for (bool b_first : {false, true}) sweeps_of.push_back({un, access, b_first});
+      }
+      for (const Sweep& w : sweeps_of) {
+        const Transfer& t = w.t;
         const std::int64_t bytes = t.extents[0] * t.extents[1] * es;
         const double mc = memcpy_ms(bytes);
-        for (codegen::TransposeTile tile :
-             {codegen::TransposeTile{64, 64, 4}, codegen::TransposeTile{64, 64, 8}, codegen::TransposeTile{128, 64, 8},
-              codegen::TransposeTile{64, 128, 8}, codegen::TransposeTile{128, 128, 8}, codegen::TransposeTile{32, 32, 4},
-              codegen::TransposeTile{64, 32, 4}, codegen::TransposeTile{128, 32, 8}, codegen::TransposeTile{64, 128, 4},
-              codegen::TransposeTile{128, 64, 4}, codegen::TransposeTile{128, 128, 4}, codegen::TransposeTile{64, 64, 2},
-              codegen::TransposeTile{32, 64, 4}, codegen::TransposeTile{32, 32, 2}}) {
+        for (codegen::TransposeTile tile : t.src_offset ? uneven_tiles : tiles) {
+          tile.b_first = w.b_first;
+          const auto access = w.access;
           const std::string name = "transpose " + std::string(to_string(dt)) +
                                    (t.src_offset ? " uneven" : t.extents[1] == 65536 ? " wide" : "") +
                                    " generated " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " w" +
-                                   std::to_string(tile.warps);
+                                   std::to_string(tile.warps) + (access == TransposeAccess::scalar ? " scalar" : "") +
+                                   (tile.b_first ? " b-first" : "");
           try {  // compiles the kernel, or says why the tile cannot be taken (too small for its
                  // warps, too wide to realign, more shared memory than the device has)
             transform_generated(t, dt, a, b, s, &tile, access);
@@ -275,11 +300,15 @@ int main(int argc, char** argv) {
         }
       }
     }
-    // Uneven transposes: 4096 x 65536 and an uneven shard (3001 x 5003, offset 1), per dtype, both kernels.
+    // Uneven transposes: 4096 x 65536, an uneven shard (3001 x 5003, offset 1: 14-115 MiB, within
+    // or near the H100's 50 MiB L2) and a large one (R x 16383 at offset 1, R the largest odd
+    // count within the payload: every row of both sides at its own shift, DRAM-bound), per dtype,
+    // both kernels.
     for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
       const std::int64_t es = size_of(dt);
       struct Box { std::int64_t rows, cols, off; };
-      for (Box bx : {Box{4096, 65536, 0}, Box{3001, 5003, 1}}) {
+      const std::int64_t large = (payload / (16383 * es) - 1) | 1;
+      for (Box bx : {Box{4096, 65536, 0}, Box{3001, 5003, 1}, Box{large, 16383, 1}}) {
         std::int64_t rows_ = bx.rows, cols = bx.cols;
         while (rows_ * cols * es > payload) rows_ /= 2;  // stays within the buffers
         Transfer t{{rows_, cols}, bx.off, {cols, 1}, bx.off, {1, rows_}, 0};

@@ -4,7 +4,8 @@
     python3 examples/transpose_triton.py [--mib 256] [--json FILE]
 
 For each dtype (f32, f16, f64, u8) and matrix (the largest power-of-two square within --mib,
-4096 x 65536 with fewer rows for wider types, and 3001 x 5003 one element into its buffers), a
+4096 x 65536 with fewer rows for wider types, and 3001 x 5003 and R x 16383, R the largest odd
+count within --mib, one element into their buffers), a
 Triton kernel loads a BM x BN block (tl.load, masked), transposes it (tl.trans) and stores it; the best of a few block
 shapes and warp counts is kept (a small autotune). Each time is the median of 30 launches between
 CUDA events after 5 warm-ups; memcpy is dst.copy_(src) on the same bytes (cudaMemcpyAsync device
@@ -88,7 +89,8 @@ def main():
         tall = 4096
         while tall * 65536 * es > payload:
             tall //= 2
-        for rows, cols, offset in ((side, side, 0), (tall, 65536, 0), (3001, 5003, 1)):
+        large = (payload // (16383 * es) - 1) | 1  # as kernel_bench: odd rows, DRAM-bound
+        for rows, cols, offset in ((side, side, 0), (tall, 65536, 0), (3001, 5003, 1), (large, 16383, 1)):
             r = run(dtype, rows, cols, offset)
             results.append(r)
             print(f"triton transpose {r['dtype']:<8} {rows}x{cols}{'+1' if offset else ''} {r['bytes'] / 2**20:8.1f} MiB "
