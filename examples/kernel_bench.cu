@@ -21,7 +21,7 @@
 // (the same kernel since the hand-written one was retired: a check on the dispatch), on square matrices,
 // 4096 x 65536 (fewer rows for wider types, within --mib) and uneven boxes at offset 1, 3001 x 5003
 // and R x 16383 (R odd, within --mib) (realigned words or scalar accesses,
-// codegen::unaligned_transpose_access; the row marked "scalar" forces one element per access);
+// codegen::unaligned_transpose_access; the row marked "realigned" forces realigned words);
 // Rows marked "generated" after a pack, unpack or copy run copy_generated (the tile copy generated
 // from one thread layout, codegen/copy_codegen.hpp) on the same boxes; "generated a=A RxW access"
 // other tiles and accesses of it on the uneven rows.
@@ -317,10 +317,10 @@ int main(int argc, char** argv) {
         const std::string n = "transpose " + std::string(to_string(dt)) + " " + std::to_string(rows_) + "x" + std::to_string(cols) + (bx.off ? "+1" : "");
         rows.push_back({n, double(bytes), median_ms([&] { transform(t, dt, a, b, s); }, s), mc});
         rows.push_back({n + " generated", double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
-        if (bx.off) {  // the scalar kernel the realigned one replaces
-          const auto scalar = codegen::TransposeAccess::scalar;
-          rows.push_back({n + " scalar", double(bytes),
-                          median_ms([&] { transform_generated(t, dt, a, b, s, nullptr, scalar); }, s), mc});
+        if (bx.off) {  // realigned words, the other access (default tile: along b first)
+          const auto realigned = codegen::TransposeAccess::realigned;
+          rows.push_back({n + " realigned", double(bytes),
+                          median_ms([&] { transform_generated(t, dt, a, b, s, nullptr, realigned); }, s), mc});
         }
       }
     }

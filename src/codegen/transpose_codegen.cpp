@@ -33,20 +33,25 @@ TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess
   // Vectors (2026-11-27, of up to 14 tiles on 8192^2 f32, 8192^2 f16, 4096^2 f64, 16384^2 u8,
   // with the 4-byte squares): 4 bytes 128 x 128 w4 96.2% (64 x 64 w4 91.2%, 32 x 64 w4 92.9%),
   // 2 bytes 128 x 128 w4 95.3% (64 x 64 w4 92.8%), 1 byte 64 x 128 w4 93.1% (128 x 64 w4 91.8%),
-  // 8 bytes 32 x 64 w4 100.2% (32 x 32 w4 97.7%).
-  // Realigned (2026-11-27, 3001 x 5003 at offset 1, two runs): 2 bytes 128 x 64 w8 75.7% (64 x 64
-  // w8 65.3%), 8 bytes 64 x 64 w8 82.3-85.8% (32 x 32 w4 82.7%), 4 bytes 64 x 64 w8 82.2%, 1 byte
-  // 128 x 64 w4 51.5%.
-  // Scalar (2026-11-25, the same box): 4 bytes 64 x 64 w8 91.1% (32 x 64 w4 75.9%), 1 byte
-  // 128 x 128 w8 71.0% (64 x 64 w4 62.6%), 2 bytes 64 x 64 w4 72.2% (w8 70.2%).
+  // 8 bytes 32 x 64 w4 100.2% (32 x 32 w4 97.7%). Aligned rows write whole sectors, so the tile
+  // order does not matter to them; they walk along a.
+  // Unaligned rows (2026-11-28, 8 tiles of each access and order on R x 16383 at offset 1, 256
+  // MiB: every row of both sides at its own shift, DRAM-bound; examples/results/1xH100/
+  // transposes_2026-11-28/): walked along b first, so that the sectors two tiles share at a
+  // destination row's cut are written by CTAs running side by side, every tile was faster, by
+  // 4-23 points (scalar 4 bytes 128 x 32 w4 93.9% against 80.9% along a first, 8 bytes 64 x 64 w8
+  // 96.0% against 87.1% (256 x 32 w8 88.1%), 2 bytes 128 x 128 w8 85.0% against 67.5%, 1 byte
+  // 256 x 32 w8 67.5% against 60.8%; realigned 4 bytes 128 x 32 w8 87.2%, 8 bytes 64 x 64 w8
+  // 85.3%, 2 bytes 128 x 32 w4 80.3%, 1 byte 256 x 64 w8 56.2%).
   if (access == TransposeAccess::scalar) {
-    if (element_bytes == 4) return {64, 64, 8};
-    if (element_bytes == 1) return {128, 128, 8};
-    return element_bytes == 8 ? TransposeTile{32, 32, 4} : TransposeTile{64, 64, 4};
+    if (element_bytes == 4) return {32, 128, 4, true};
+    if (element_bytes == 1) return {32, 256, 8, true};
+    return element_bytes == 8 ? TransposeTile{64, 64, 8, true} : TransposeTile{128, 128, 8, true};
   }
   if (access == TransposeAccess::realigned) {
-    if (element_bytes == 1) return {64, 128, 4};
-    return element_bytes == 2 ? TransposeTile{64, 128, 8} : TransposeTile{64, 64, 8};
+    if (element_bytes == 1) return {64, 256, 8, true};
+    if (element_bytes == 4) return {32, 128, 8, true};
+    return element_bytes == 2 ? TransposeTile{32, 128, 4, true} : TransposeTile{64, 64, 8, true};
   }
   if (element_bytes == 8) return {64, 32, 4};
   if (element_bytes == 1) return {128, 64, 4};
@@ -54,11 +59,13 @@ TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess
 }
 
 TransposeAccess unaligned_transpose_access(std::int64_t element_bytes) {
-  // The same runs on 3001 x 5003 at offset 1 (default tiles, % of device memcpy): realigned
-  // against scalar, 2 bytes 75.7% vs 73.3%, 8 bytes 82.3-85.8% vs 80.6-81.6%; but 4 bytes 82.2%
-  // vs 88.3-89.7% and 1 byte 51.5% vs 67.6-70.6%, where the pieces at the row ends and the
-  // shuffled stores cost more than one access per element.
-  return element_bytes == 2 || element_bytes == 8 ? TransposeAccess::realigned : TransposeAccess::scalar;
+  // The same runs (the tiles above, along b first): one element per access was faster than
+  // realigned words for every element size (4 bytes 93.9% against 87.2%, 8 bytes 96.0% against
+  // 85.3%, 2 bytes 85.0% against 80.3%, 1 byte 67.5% against 56.2%): the words' shifts, shuffles
+  // and pieces at the rows' ends cost more than the accesses they save. (Along a first, on a
+  // 3001 x 5003 box within the L2, realigned words had won for 2- and 8-byte elements.)
+  (void)element_bytes;
+  return TransposeAccess::scalar;
 }
 
 TransposeKernel transpose_kernel(const Element& element, const TransposeTile& tile, TransposeAccess access) {

@@ -73,7 +73,8 @@ struct TransposeKernel {
 TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess access);
 
 // The access the runtime uses when a box's rows are not all 16-byte aligned: realigned or scalar,
-// whichever was faster for this element size (transpose_codegen.cpp gives the figures).
+// whichever was faster for this element size (transpose_codegen.cpp gives the figures: scalar,
+// along b first, for every size since 2026-11-28).
 TransposeAccess unaligned_transpose_access(std::int64_t element_bytes);
 
 // The kernel for `element` (bits only: the op kind is unused) on `tile` with `access`. With
