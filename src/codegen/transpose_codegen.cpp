@@ -38,11 +38,12 @@ TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess
   // Unaligned rows (2026-11-28, 8 tiles of each access and order on R x 16383 at offset 1, 256
   // MiB: every row of both sides at its own shift, DRAM-bound; examples/results/1xH100/
   // transposes_2026-11-28/): walked along b first, so that the sectors two tiles share at a
-  // destination row's cut are written by CTAs running side by side, every tile was faster, by
-  // 4-23 points (scalar 4 bytes 128 x 32 w4 93.9% against 80.9% along a first, 8 bytes 64 x 64 w8
-  // 96.0% against 87.1% (256 x 32 w8 88.1%), 2 bytes 128 x 128 w8 85.0% against 67.5%, 1 byte
-  // 256 x 32 w8 67.5% against 60.8%; realigned 4 bytes 128 x 32 w8 87.2%, 8 bytes 64 x 64 w8
-  // 85.3%, 2 bytes 128 x 32 w4 80.3%, 1 byte 256 x 64 w8 56.2%).
+  // destination row's cut are written by CTAs running side by side, 45 of 48 tile and access
+  // pairs were faster, by up to 23 points, the other three within 1 (scalar 4 bytes 128 x 32 w4
+  // 93.9% against 80.9% along a first, 8 bytes 64 x 64 w8 96.0% against 85.2% (the best along a:
+  // 256 x 32 w8 88.1%), 2 bytes 128 x 128 w8 85.0% against 67.5%, 1 byte 256 x 32 w8 67.5%
+  // against 60.8%; realigned 4 bytes 128 x 32 w8 87.2%, 8 bytes 64 x 64 w8 85.3%, 2 bytes
+  // 128 x 32 w4 80.3%, 1 byte 256 x 64 w8 56.2%).
   if (access == TransposeAccess::scalar) {
     if (element_bytes == 4) return {32, 128, 4, true};
     if (element_bytes == 1) return {32, 256, 8, true};

@@ -26,7 +26,7 @@ bool is_transpose(const Transfer& box);
 // element per access, whichever is faster for the element size (codegen::TransposeAccess,
 // codegen::unaligned_transpose_access). Boxes that are not transposes are a copy_boxes, as in transform().
 // Throws axe::Error without a GPU.
-// For benchmarks: `tile`, the tile and warps (default: codegen::default_transpose_tile), and
+// For benchmarks: `tile`, the tile, warps and tile order (default: codegen::default_transpose_tile), and
 // `access`, forced (vectors on rows that are not 16-byte aligned is an error).
 void transform_generated(const Transfer& box, DType dtype, const void* src, void* dst,
                          cudaStream_t stream, const codegen::TransposeTile* tile = nullptr,
