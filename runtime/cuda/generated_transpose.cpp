@@ -19,14 +19,17 @@ namespace {
 
 using Compiled = internal::Compiled<codegen::TransposeKernel>;
 
-// One kernel per (element size, access, tile, device), compiled once.
-const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::TransposeTile& tile) {
+// One kernel per (element size, access, tile, device), compiled once. `fit`: the tile is the
+// default, which a device with less shared memory than it needs replaces by a smaller one
+// (codegen::fit_transpose_tile); a tile the caller chose is an error there.
+const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::TransposeTile& tile,
+                         bool fit) {
   return internal::compile_once<Compiled>(
-      std::tuple{element_bytes, access, tile.a, tile.b, tile.warps, tile.b_first}, [&](Compiled& c, int device) {
+      std::tuple{element_bytes, access, tile.a, tile.b, tile.warps, tile.b_first, fit}, [&](Compiled& c, int device) {
         const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
-        c.k = codegen::transpose_kernel(e, tile, access);
         int limit = 0;
         AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        c.k = codegen::transpose_kernel(e, fit ? codegen::fit_transpose_tile(e, tile, access, limit) : tile, access);
         if (c.k.shared_bytes > limit) {
           fail("transform_generated: a " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " tile of " +
                std::to_string(element_bytes) + "-byte elements needs " + std::to_string(c.k.shared_bytes) +
@@ -104,7 +107,7 @@ void transform_generated(const Transfer& box, DType dtype, const void* src, void
   if (access == codegen::TransposeAccess::vectors && !fit) {
     fail("transform_generated: vectors forced on a box whose rows are not 16-byte aligned: " + to_string(box));
   }
-  const Compiled& c = compiled(es, access, tile ? *tile : codegen::default_transpose_tile(es, access));
+  const Compiled& c = compiled(es, access, tile ? *tile : codegen::default_transpose_tile(es, access), !tile);
   d.tiles_a = (d.A + c.k.tile.a - 1) / c.k.tile.a;
   d.tiles_b = (d.B + c.k.tile.b - 1) / c.k.tile.b;
   const long long tiles = d.tiles_a * d.tiles_b;

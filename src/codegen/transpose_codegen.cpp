@@ -69,6 +69,31 @@ TransposeAccess unaligned_transpose_access(std::int64_t element_bytes) {
   return TransposeAccess::scalar;
 }
 
+TransposeTile fit_transpose_tile(const Element& element, TransposeTile tile, TransposeAccess access,
+                                 std::int64_t shared_limit) {
+  const TransposeTile first = tile;
+  for (;;) {
+    bool valid = true;
+    try {
+      if (transpose_kernel(element, tile, access).shared_bytes <= shared_limit) return tile;
+    } catch (const Error&) {  // too small for its warps (or too wide to realign): fewer warps
+      valid = false;
+    }
+    if (!valid && tile.warps > 1) {
+      tile.warps /= 2;
+    } else if (tile.a >= tile.b && tile.a > 1) {
+      tile.a /= 2;
+    } else if (tile.b > 1) {
+      tile.b /= 2;
+    } else {
+      fail("no transpose tile of " + std::to_string(element.bytes) + "-byte elements with " +
+           std::string(to_string(access)) + " accesses fits " + std::to_string(shared_limit) +
+           " bytes of shared memory (tried down from " + std::to_string(first.b) + "x" + std::to_string(first.a) +
+           " with " + std::to_string(first.warps) + " warps)");
+    }
+  }
+}
+
 TransposeKernel transpose_kernel(const Element& element, const TransposeTile& tile, TransposeAccess access) {
   const std::int64_t es = element.bytes;
   for (std::int64_t e : {tile.a, tile.b, tile.warps}) {

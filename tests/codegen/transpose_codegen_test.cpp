@@ -62,6 +62,45 @@ TEST(TransposeKernel, TilesAlongBFirst) {
   EXPECT_EQ(a.plan.counts.shared_bytes, b.plan.counts.shared_bytes);
 }
 
+// A device with less shared memory than the default tile needs gets a smaller tile. By hand: f32
+// with vectors defaults to 128 x 128, 4 warps, two buffers of 64 KiB; under 48 KiB, a is halved
+// (a tie), then b (the larger): 64 x 64, two buffers of 16 KiB. The laws, for every element size,
+// access and a range of limits: the kernel of the tile is valid and fits, the default comes back
+// when it fits, and the tile is never larger than the default nor in another order.
+TEST(TransposeKernel, FitTileShrinksToTheSharedLimit) {
+  const Element f32(4, Element::Kind::integer, "raw");
+  const TransposeTile t = fit_transpose_tile(f32, default_transpose_tile(4, TransposeAccess::vectors),
+                                             TransposeAccess::vectors, 48 * 1024);
+  EXPECT_EQ(t.a, 64);
+  EXPECT_EQ(t.b, 64);
+  EXPECT_EQ(t.warps, 4);
+  EXPECT_EQ(transpose_kernel(f32, t, TransposeAccess::vectors).shared_bytes, 2 * 64 * 64 * 4);
+  for (std::int64_t es : {1, 2, 4, 8}) {
+    const Element e(es, Element::Kind::integer, "raw");
+    for (auto access : {TransposeAccess::vectors, TransposeAccess::realigned, TransposeAccess::scalar}) {
+      const TransposeTile def = default_transpose_tile(es, access);
+      const std::int64_t need = transpose_kernel(e, def, access).shared_bytes;
+      for (std::int64_t limit : {16 * 1024, 48 * 1024, 100 * 1024, 232448}) {
+        SCOPED_TRACE(std::to_string(es) + " bytes, " + std::string(to_string(access)) + ", " + std::to_string(limit));
+        const TransposeTile f = fit_transpose_tile(e, def, access, limit);
+        EXPECT_LE(transpose_kernel(e, f, access).shared_bytes, limit);
+        if (need <= limit) {
+          EXPECT_TRUE(f.a == def.a && f.b == def.b && f.warps == def.warps);
+        }
+        EXPECT_LE(f.a, def.a);
+        EXPECT_LE(f.b, def.b);
+        EXPECT_LE(f.warps, def.warps);
+        EXPECT_EQ(f.b_first, def.b_first);
+      }
+    }
+  }
+  // Small tiles convert within a warp, by shuffles, without shared memory: 100 bytes still fit.
+  const TransposeTile tiny = fit_transpose_tile(f32, TransposeTile{64, 64, 4}, TransposeAccess::vectors, 100);
+  EXPECT_LE(transpose_kernel(f32, tiny, TransposeAccess::vectors).shared_bytes, 100);
+  linear::expect_error([&] { fit_transpose_tile(f32, TransposeTile{64, 64, 4}, TransposeAccess::vectors, -1); },
+                       "fits -1 bytes of shared memory");
+}
+
 // 128 x 64 u8 tiles (b x a), 4 warps: each thread holds a 4 x 16 square on both sides (source: 4
 // rows of b by 16 consecutive a, 4 lanes across a, 8 down b, 4 warps down b; destination: 16
 // consecutive b by 4 columns of a, 8 lanes down b, 4 across a, warps across a): 64 registers, 4

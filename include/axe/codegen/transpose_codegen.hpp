@@ -77,6 +77,14 @@ TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess
 // along b first, for every size since 2026-11-28).
 TransposeAccess unaligned_transpose_access(std::int64_t element_bytes);
 
+// The tile the runtime takes when `tile` (the default) needs more than `shared_limit` bytes of
+// shared memory (a GPU with less than the H100's 227 KiB per block): extents halved, the larger
+// first (a on a tie), and warps halved where the extents become too small for them, until the
+// kernel's two buffers fit. `tile` itself when it fits. Throws axe::Error naming the element size,
+// the access and the limit when no tile fits.
+TransposeTile fit_transpose_tile(const Element& element, TransposeTile tile, TransposeAccess access,
+                                 std::int64_t shared_limit);
+
 // The kernel for `element` (bits only: the op kind is unused) on `tile` with `access`. With
 // vectors (aligned or realigned) of elements under 4 bytes, each thread holds a square of
 // 4 / bytes rows by 4 bytes on both sides (source: block rows of b by V of a; destination: V of b
