@@ -255,7 +255,8 @@ int main(int argc, char** argv) {
         {64, 32, 4},  {128, 32, 8}, {64, 128, 4}, {128, 64, 4}, {128, 128, 4}, {64, 64, 2},
         {32, 64, 4},  {32, 32, 2},  {32, 128, 4}, {32, 128, 8}, {32, 256, 8}};
     const std::vector<codegen::TransposeTile> uneven_tiles{
-        {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8}};
+        {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8},
+        {128, 32, 4}};  // the last: Triton's best u8 block on this box (32 rows by 128 columns)
     for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
       const std::int64_t es = size_of(dt);
       const std::int64_t side = square_side(es);
