@@ -29,6 +29,8 @@ import torch
 import triton
 import triton.language as tl
 
+from transpose_triton import median_ms  # the same timing: median of 30 event pairs after 5 warm-ups
+
 
 @triton.jit
 def copy_rows(src, dst, rows, cols, s_pitch, d_pitch, BR: tl.constexpr, BC: tl.constexpr):
@@ -49,21 +51,6 @@ CASES = [
 ]
 
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32, "u8": torch.uint8}
-
-
-def median_ms(fn, iters=30, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def buffers(dtype, rows, cols, s_pitch, s_off, d_pitch, d_off, device):
