@@ -6,12 +6,13 @@
 // engines (cudaMemcpy2DAsync), where they qualify.
 //
 //   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--copies | --transposes]
-//                [--no-sweeps | --uneven-sweeps]
+//                [--no-sweeps | --uneven-sweeps] [--dtype T]
 //
 // --copies runs the pack, unpack and copy rows only (no transposes), --transposes the transposes
 // only; --no-sweeps leaves out the tile sweeps (the rows naming a tile: "generated a=..." and
 // "generated BxA wW"), each of which compiles a kernel, --uneven-sweeps keeps only the sweeps of
-// the large uneven transpose.
+// the large uneven transpose. --dtype T (f32, f16, bf16, f64, u8) keeps the transposes and the
+// uneven packs, unpacks and copies of that type only (the f32 runs of the pack rows stay).
 //
 // --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0).
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
   std::int64_t mib = 256;
   bool copies_only = false, transposes_only = false;
   enum class Sweeps { all, uneven, none } sweeps = Sweeps::all;
+  std::string only;  // --dtype: one element type
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::atoll(argv[++i]);
@@ -96,6 +98,17 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--transposes")) transposes_only = true;
     else if (!std::strcmp(argv[i], "--no-sweeps")) sweeps = Sweeps::none;
     else if (!std::strcmp(argv[i], "--uneven-sweeps")) sweeps = Sweeps::uneven;
+    else if (!std::strcmp(argv[i], "--dtype") && i + 1 < argc) only = argv[++i];
+    else {
+      std::fprintf(stderr, "kernel_bench: unknown argument '%s' (see the comment at the top of kernel_bench.cu)\n", argv[i]);
+      return 2;
+    }
+  }
+  const auto wanted = [&](DType dt) { return only.empty() || only == to_string(dt); };
+  if (!only.empty() && !wanted(DType::F32) && !wanted(DType::F16) && !wanted(DType::BF16) && !wanted(DType::F64) &&
+      !wanted(DType::U8)) {
+    std::fprintf(stderr, "kernel_bench: --dtype '%s' is not one of f32, f16, bf16, f64, u8\n", only.c_str());
+    return 2;
   }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -190,6 +203,7 @@ int main(int argc, char** argv) {
     // 2047 u8 (1-byte units); the same rows unpacked into rows of 4095 one element past an aligned
     // address; rows of 4088 out of 4096 copied into rows of 4095 (an uneven S(1) destination).
     for (DType dt : {DType::BF16, DType::F32, DType::U8}) {
+      if (!wanted(dt)) continue;
       const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
       Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
       const std::string n = std::string(to_string(dt));
@@ -234,6 +248,7 @@ int main(int argc, char** argv) {
       return side;
     };
     for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+      if (!wanted(dt)) continue;
       const std::int64_t es = size_of(dt);
       const std::int64_t side = square_side(es);
       Transfer t{{side, side}, 0, {side, 1}, 0, {1, side}, 0};
@@ -258,6 +273,7 @@ int main(int argc, char** argv) {
         {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8},
         {128, 32, 4}};  // the last: Triton's best u8 block on this box (32 rows by 128 columns)
     for (DType dt : {DType::F32, DType::F16, DType::U8, DType::F64}) {
+      if (!wanted(dt)) continue;
       const std::int64_t es = size_of(dt);
       const std::int64_t side = square_side(es);
       const std::int64_t urows = (payload / (16383 * es) - 1) | 1;  // the large uneven box below
@@ -306,6 +322,7 @@ int main(int argc, char** argv) {
     // count within the payload: every row of both sides at its own shift, DRAM-bound), per dtype,
     // both kernels.
     for (DType dt : {DType::F32, DType::F16, DType::F64, DType::U8}) {
+      if (!wanted(dt)) continue;
       const std::int64_t es = size_of(dt);
       struct Box { std::int64_t rows, cols, off; };
       const std::int64_t large = (payload / (16383 * es) - 1) | 1;
