@@ -214,8 +214,9 @@ int main(int argc, char** argv) {
       both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
       copy_sweep("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc, unaligned);
       Transfer c{{nrun, 4088}, 0, {4096, 1}, 1, {4095, 1}, 0};
-      both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b,
-           memcpy_ms(nrun * 4088 * es));
+      const double mcc = memcpy_ms(nrun * 4088 * es);
+      both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b, mcc);
+      copy_sweep("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b, mcc, unaligned);
     }
     // 8 modes (nothing mergeable), innermost run 64 B, and a step of 64 messages in one launch.
     {
