@@ -63,8 +63,8 @@ TEST(TransposeKernel, TilesAlongBFirst) {
 }
 
 // A device with less shared memory than the default tile needs gets a smaller tile. By hand: f32
-// with vectors defaults to 128 x 128, 4 warps, two buffers of 64 KiB; under 48 KiB, a is halved
-// (a tie), then b (the larger): 64 x 64, two buffers of 16 KiB. The laws, for every element size,
+// with vectors defaults to 128 x 64 (b x a), 4 warps, two buffers of 32 KiB; under 48 KiB, b (the
+// larger) is halved: 64 x 64, two buffers of 16 KiB. The laws, for every element size,
 // access and a range of limits: the kernel of the tile is valid and fits, the default comes back
 // when it fits, and the tile is never larger than the default nor in another order.
 TEST(TransposeKernel, FitTileShrinksToTheSharedLimit) {
