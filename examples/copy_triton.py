@@ -13,8 +13,8 @@ For each dtype (bf16, f32, u8), the three uneven rows of kernel_bench --copies, 
 with R = (MiB << 20) // (4095 * element size) rows, as kernel_bench. A Triton kernel copies a
 BR x BC block of rows (tl.load / tl.store, masked); the best of a few block shapes and warp counts
 is kept. Every row is at its own shift, so Triton moves one element per access, as the runtime's
-realigned words do not. Each time is the median of 30 launches between CUDA events after 5
-warm-ups; memcpy is a contiguous copy of the same payload (dst.copy_(src), cudaMemcpyAsync device
+realigned words do not. Each time is the median over 30 pairs of CUDA events of 10 launches made
+back to back between them, after 5 warm-ups; memcpy is a contiguous copy of the same payload (dst.copy_(src), cudaMemcpyAsync device
 to device) in the same process. Prints one line per case, percent of memcpy as kernel_bench does
 (bandwidth counts bytes read plus written), so the two can be set side by side from one session.
 --check runs every case once on a few rows (on the CPU under TRITON_INTERPRET=1) and checks the
@@ -29,7 +29,7 @@ import torch
 import triton
 import triton.language as tl
 
-from transpose_triton import median_ms  # the same timing: median of 30 event pairs after 5 warm-ups
+from transpose_triton import median_ms  # the same timing: 10 calls per event pair, median of 30
 
 
 @triton.jit

@@ -1,11 +1,13 @@
 // kernel_bench: pack / unpack / transpose bandwidth against cudaMemcpy device-to-device on the
-// same bytes, in the same process (CUDA events, median of 30 runs after 5 warm-ups). Pack and
+// same bytes, in the same process (CUDA events: the median over 30 event pairs of the time per
+// call of 10 calls made back to back between them, after 5 warm-ups, so that the host's launch
+// time is not timed, as in examples/transpose_triton.py). Pack and
 // unpack rows run copy_boxes on the kernels: the box kernel, and the generated copy's destination
 // words for the realigned rows copy_boxes takes (copy_engine.hpp); rows marked "unit" run the same
 // boxes on the box kernel alone (realigned rows off), rows marked "engines" through the copy
 // engines (cudaMemcpy2DAsync), where they qualify.
 //
-//   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--copies | --transposes]
+//   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--reps N] [--copies | --transposes]
 //                [--no-sweeps | --uneven-sweeps] [--dtype T]
 //
 // --copies runs the pack, unpack and copy rows only (no transposes), --transposes the transposes
@@ -14,8 +16,8 @@
 // the large uneven transpose. --dtype T (f32, f16, bf16, f64, u8) keeps the transposes and the
 // uneven packs, unpacks and copies of that type only (the f32 runs of the pack rows stay).
 //
-// --iters 1 --warmup 0 launches each row's kernel once (for a profiler: ncu --kernel-name
-// regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0).
+// --iters 1 --warmup 0 --reps 1 launches each row's kernel once (for a profiler: ncu --kernel-name
+// regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0 --reps 1).
 //
 // Transpose rows run transform() (the runtime's path: the kernel generated from thread layouts,
 // codegen/transpose_codegen.hpp) and, marked "generated", transform_generated() called directly
@@ -58,7 +60,7 @@ struct Row {
   double ms, memcpy_ms;
 };
 
-int g_iters = 30, g_warmup = 5;  // timed runs (median) and untimed warm-ups per row
+int g_iters = 30, g_warmup = 5, g_reps = 10;  // timed samples (median), untimed warm-ups, calls per sample
 
 double median_ms(const std::function<void()>& f, cudaStream_t s) {
   cudaEvent_t a, b;
@@ -68,12 +70,12 @@ double median_ms(const std::function<void()>& f, cudaStream_t s) {
   std::vector<float> t;
   for (int i = 0; i < g_iters; ++i) {
     AXE_CUDA_CHECK(cudaEventRecord(a, s));
-    f();
+    for (int r = 0; r < g_reps; ++r) f();
     AXE_CUDA_CHECK(cudaEventRecord(b, s));
     AXE_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
     AXE_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
+    t.push_back(ms / static_cast<float>(g_reps));
   }
   std::sort(t.begin(), t.end());
   cudaEventDestroy(a);
@@ -94,6 +96,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) g_iters = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) g_warmup = std::max(0, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--copies")) copies_only = true;
     else if (!std::strcmp(argv[i], "--transposes")) transposes_only = true;
     else if (!std::strcmp(argv[i], "--no-sweeps")) sweeps = Sweeps::none;

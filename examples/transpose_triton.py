@@ -7,8 +7,8 @@ For each dtype (f32, f16, f64, u8) and matrix (the largest power-of-two square w
 4096 x 65536 with fewer rows for wider types, and 3001 x 5003 and R x 16383, R the largest odd
 count within --mib, one element into their buffers), a
 Triton kernel loads a BM x BN block (tl.load, masked), transposes it (tl.trans) and stores it; the best of a few block
-shapes and warp counts is kept (a small autotune). Each time is the median of 30 launches between
-CUDA events after 5 warm-ups; memcpy is a copy of the same bytes between aligned buffers
+shapes and warp counts is kept (a small autotune). Each time is the median over 30 pairs of CUDA
+events of 10 launches made back to back between them, after 5 warm-ups; memcpy is a copy of the same bytes between aligned buffers
 (cudaMemcpyAsync device to device) in the same process. Prints one line per case, percent of memcpy as kernel_bench does
 (bandwidth counts bytes read plus written), so the two can be set side by side from one session.
 Needs torch and triton (the GPU machines have them; CI does not).
@@ -31,17 +31,21 @@ def transpose_kernel(src, dst, M, N, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(dst + rn[:, None].to(tl.int64) * M + rm[None, :], tl.trans(x), mask=tl.trans(mask))
 
 
-def median_ms(fn, iters=30, warmup=5):
+def median_ms(fn, iters=30, warmup=5, reps=10):
+    """Median over `iters` event pairs of the time per call of `reps` calls made back to back, so
+    that the host's launch time (tens of microseconds for a Triton launch from Python, more than a
+    14 MiB transpose takes) hides behind the calls queued before it instead of being timed."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        fn()
+        for _ in range(reps):
+            fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / reps)
     times.sort()
     return times[len(times) // 2]
 
