@@ -272,7 +272,10 @@ int main(int argc, char** argv) {
     const std::vector<codegen::TransposeTile> tiles{
         {64, 64, 4},  {64, 64, 8},  {128, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 32, 4},
         {64, 32, 4},  {128, 32, 8}, {64, 128, 4}, {128, 64, 4}, {128, 128, 4}, {64, 64, 2},
-        {32, 64, 4},  {32, 32, 2},  {32, 128, 4}, {32, 128, 8}, {32, 256, 8}};
+        {32, 64, 4},  {32, 32, 2},  {32, 128, 4}, {32, 128, 8}, {32, 256, 8},
+        // 8-byte vectors (rows ending "v8"): smaller squares of elements under 4 bytes
+        {128, 64, 8, false, 8}, {128, 32, 4, false, 8}, {64, 64, 4, false, 8}, {64, 128, 8, false, 8},
+        {128, 128, 8, false, 8}, {128, 64, 4, false, 8}};
     const std::vector<codegen::TransposeTile> uneven_tiles{
         {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8},
         {128, 32, 4}};  // the last: Triton's best u8 block on this box (32 rows by 128 columns)
@@ -308,7 +311,8 @@ int main(int argc, char** argv) {
                                    (t.src_offset ? " uneven" : t.extents[1] == 65536 ? " wide" : "") +
                                    " generated " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " w" +
                                    std::to_string(tile.warps) + (access == TransposeAccess::scalar ? " scalar" : "") +
-                                   (tile.b_first ? " b-first" : "");
+                                   (tile.b_first ? " b-first" : "") +
+                                   (tile.vector_bytes != 16 ? " v" + std::to_string(tile.vector_bytes) : "");
           try {  // compiles the kernel, or says why the tile cannot be taken (too small for its
                  // warps, too wide to realign, more shared memory than the device has)
             transform_generated(t, dt, a, b, s, &tile, access);

@@ -105,8 +105,13 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
   TransposeKernel k;
   k.tile = tile;
   k.access = access;
+  const std::int64_t vb = tile.vector_bytes;
+  if (access == TransposeAccess::vectors && (vb < 4 || vb > 16 || (vb & (vb - 1)) || vb < es)) {
+    fail("transpose vectors of " + std::to_string(vb) + " bytes: 4, 8 or 16 bytes, and at least an element (" +
+         std::to_string(es) + " bytes)");
+  }
   const bool vectors = access != TransposeAccess::scalar;
-  k.vector = vectors ? 16 / es : 1;
+  k.vector = vectors ? (access == TransposeAccess::vectors ? vb : 16) / es : 1;
   k.block = vectors && es < 4 ? 4 / es : 1;
   k.threads = 32 * tile.warps;
   const std::int64_t v = k.vector, blk = k.block;

@@ -156,6 +156,28 @@ TEST(TransposeKernel, RealignedSharesWordsWithTheNeighbourLane) {
   EXPECT_EQ(count_of(k.source, "uint4*>(p + base"), 0);  // no access at the unaligned address itself
 }
 
+// 8-byte vectors, u8 64 x 128 (b x a), 8 warps: squares of 4 rows by 8 bytes (vector 8, block 4),
+// 64 * 128 / 256 = 32 registers, so 4 vectors each way, each an 8-byte access (uint2) on both
+// global sides; 16 lanes along a 128-byte tile row. 4-byte vectors of u8: 4 x 4 squares.
+TEST(TransposeKernel, NarrowerVectorsMakeSmallerSquares) {
+  const Element e(1, Element::Kind::integer, "raw");
+  const auto k = transpose_kernel(e, TransposeTile{128, 64, 8, false, 8}, TransposeAccess::vectors);
+  EXPECT_EQ(k.vector, 8);
+  EXPECT_EQ(k.block, 4);
+  EXPECT_EQ(k.plan.src_registers, 32);
+  EXPECT_EQ(k.plan.dst_registers, 32);
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<const uint2*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<uint2*>(p + base"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "uint4*>(p + base"), 0);
+  const auto w = transpose_kernel(e, TransposeTile{64, 64, 4, false, 4}, TransposeAccess::vectors);
+  EXPECT_EQ(w.vector, 4);
+  EXPECT_EQ(w.block, 4);
+  EXPECT_EQ(count_of(w.source, "reinterpret_cast<const unsigned int*>(p + base"), 8) << w.source;
+  // Scalar and realigned accesses ignore vector_bytes.
+  EXPECT_EQ(transpose_kernel(e, TransposeTile{32, 256, 8, true, 8}, TransposeAccess::scalar).source,
+            transpose_kernel(e, TransposeTile{32, 256, 8, true}, TransposeAccess::scalar).source);
+}
+
 TEST(TransposeKernel, BadTilesAreErrors) {
   const Element e(1, Element::Kind::integer, "raw");
   const auto vectors = TransposeAccess::vectors;
@@ -164,6 +186,13 @@ TEST(TransposeKernel, BadTilesAreErrors) {
   linear::expect_error([&] { transpose_kernel(e, TransposeTile{8, 8, 4}, vectors); }, "too small");
   // 64 x 64 bytes hold 4096 elements: 4 warps of 4 x 16 squares need 8192.
   linear::expect_error([&] { transpose_kernel(e, TransposeTile{64, 64, 4}, vectors); }, "too small");
+  // Vectors of 2 or 32 bytes, or narrower than an element.
+  linear::expect_error([&] { transpose_kernel(e, TransposeTile{64, 64, 4, false, 2}, vectors); },
+                       "transpose vectors of 2 bytes: 4, 8 or 16 bytes");
+  linear::expect_error([&] { transpose_kernel(e, TransposeTile{64, 64, 4, false, 32}, vectors); }, "of 32 bytes");
+  const Element f64(8, Element::Kind::integer, "raw");
+  linear::expect_error([&] { transpose_kernel(f64, TransposeTile{64, 64, 4, false, 4}, vectors); },
+                       "at least an element (8 bytes)");
   // A realigned row of 1024 bytes would need 64 lanes.
   linear::expect_error([&] { transpose_kernel(e, TransposeTile{1024, 64, 4}, TransposeAccess::realigned); },
                        "more than 32");

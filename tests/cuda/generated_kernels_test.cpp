@@ -105,6 +105,15 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
       EXPECT_NE(ptx.find(".entry axe_transpose"), std::string::npos);
       EXPECT_EQ(k.shared_bytes, 2 * k.tile.a * k.tile.b * es);  // two buffers of a tile
     }
+    for (std::int64_t vb : {4, 8}) {  // narrower vectors
+      if (vb < es) continue;
+      codegen::TransposeTile tile = codegen::default_transpose_tile(es, codegen::TransposeAccess::vectors);
+      tile.vector_bytes = vb;
+      SCOPED_TRACE(std::to_string(es) + "-byte, " + std::to_string(vb) + "-byte vectors");
+      const codegen::Element e(es, codegen::Element::Kind::integer, "raw");
+      const auto k = codegen::transpose_kernel(e, tile, codegen::TransposeAccess::vectors);
+      EXPECT_NE(compile_to_ptx(k.source, "transpose.cu").find(".entry axe_transpose"), std::string::npos);
+    }
   }
 }
 

@@ -692,8 +692,8 @@ TEST_P(Kernels, Transform_TransposeMatchesHost) {
 // a padded row: rows at every shift) and on aligned ones (the 16-byte vector kernel), with full
 // tiles, cut tiles and batches; the last three have many full tiles, and one a destination that
 // ends where its buffer ends. Each box runs with the runtime's choice and with realigned words and
-// scalar accesses forced, with the runtime's tile and with tiles walked along b first (run it
-// under compute-sanitizer to see that no byte outside the rows is read or written).
+// scalar accesses forced, with the runtime's tile, with tiles walked along b first and with 8-byte
+// vectors (run it under compute-sanitizer to see that no byte outside the rows is read or written).
 TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
@@ -715,16 +715,19 @@ TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
     host_copy({t}, es, src.data(), expect.data());
     DeviceBuffer ds(src.size()), dd(poison.size());
     ds.upload(src.data(), src.size());
-    // Each access with the runtime's tile, then with a 64 x 64 tile of 2 warps walked along b first.
-    const codegen::TransposeTile b_first{64, 64, 2, true};
-    for (const codegen::TransposeTile* tile : {static_cast<const codegen::TransposeTile*>(nullptr), &b_first}) {
+    // Each access with the runtime's tile, then with a 64 x 64 tile of 2 warps walked along b first,
+    // then 64 x 64 with 8-byte vectors (taken by vectors only; at least an element).
+    const codegen::TransposeTile b_first{64, 64, 2, true}, v8{64, 64, 2, false, 8};
+    for (const codegen::TransposeTile* tile :
+         {static_cast<const codegen::TransposeTile*>(nullptr), &b_first, &v8}) {
       for (auto access : {std::optional<codegen::TransposeAccess>{}, std::optional{codegen::TransposeAccess::realigned},
                           std::optional{codegen::TransposeAccess::scalar}}) {
         dd.upload(poison.data(), poison.size());
         transform_generated(t, dt, ds.p, dd.p, nullptr, tile, access);
         AXE_CUDA_CHECK(cudaDeviceSynchronize());
         ASSERT_EQ(dd.download(), expect) << to_string(t) << " dtype " << to_string(dt) << " access "
-                                         << (access ? to_string(*access) : "default") << (tile ? " b first" : "");
+                                         << (access ? to_string(*access) : "default")
+                                         << (tile == &b_first ? " b first" : tile == &v8 ? " 8-byte vectors" : "");
       }
     }
     ASSERT_EQ(ds.download(), src);  // the source is unchanged

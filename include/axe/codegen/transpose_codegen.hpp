@@ -54,6 +54,10 @@ struct TransposeTile {
   // rows, so the 32-byte sectors two tiles share at a destination row's cut are written by CTAs
   // running side by side: rows that are not 16-byte aligned).
   bool b_first = false;
+  // With vectors: the bytes of each global vector (16, 8 or 4; at least an element). Narrower
+  // vectors make the squares of elements under 4 bytes smaller (u8: 4 x 8 per thread with 8), so a
+  // thread holds fewer registers.
+  std::int64_t vector_bytes = 16;
 };
 
 struct TransposeKernel {
