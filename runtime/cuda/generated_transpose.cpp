@@ -25,7 +25,8 @@ using Compiled = internal::Compiled<codegen::TransposeKernel>;
 const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::TransposeTile& tile,
                          bool fit) {
   return internal::compile_once<Compiled>(
-      std::tuple{element_bytes, access, tile.a, tile.b, tile.warps, tile.b_first, tile.vector_bytes, fit},
+      std::tuple{element_bytes, access, tile.a, tile.b, tile.warps, tile.b_first, tile.vector_bytes, tile.packed,
+                 fit},
       [&](Compiled& c, int device) {
         const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
         int limit = 0;

@@ -48,8 +48,67 @@ void thread_terms(std::ostringstream& o, const Coords& c, const char* x, const c
   term(y, c.lane.y, c.warp.y);
 }
 
+namespace {
+
+// emit_access on packed registers (`r` a word array, global_access.hpp: ElementSource).
+void emit_packed_access(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
+                        std::int64_t registers, std::int64_t vector, bool edge, std::int64_t es) {
+  const std::int64_t per = 4 / es;
+  thread_terms(o, c, "tx", "ty");
+  if (!edge) o << "  const long long base = tx + ty * stride;\n";
+  auto at = [&](std::int64_t q) {
+    const auto u = static_cast<std::uint64_t>(q);
+    return "(" + std::to_string(sum_of(c.m.x, u)) + "ll + " + std::to_string(sum_of(c.m.y, u)) + "ll * stride)";
+  };
+  auto inside = [&](std::int64_t q) {
+    const auto u = static_cast<std::uint64_t>(q);
+    return "tx + " + std::to_string(sum_of(c.m.x, u)) + "ll < xlim && ty + " + std::to_string(sum_of(c.m.y, u)) +
+           "ll < ylim";
+  };
+  const std::string addr0 = edge ? "tx + ty * stride + " : "base + ";
+  if (!edge && vector * es >= 4) {  // whole words: a vector is vector * es / 4 words in order
+    const std::int64_t nw = vector * es / 4;
+    const char* vt = nw == 4 ? "uint4" : nw == 2 ? "uint2" : "unsigned int";
+    for (std::int64_t r = 0; r < registers; r += vector) {
+      o << "  {\n    union { " << vt << " v; unsigned w[" << nw << "]; } u;\n";
+      if (load) {
+        o << "    u.v = *reinterpret_cast<const " << vt << "*>(p + base + " << at(r) << ");\n";
+        for (std::int64_t k = 0; k < nw; ++k) o << "    r[" << r / per + k << "] = u.w[" << k << "];\n";
+      } else {
+        for (std::int64_t k = 0; k < nw; ++k) o << "    u.w[" << k << "] = r[" << r / per + k << "];\n";
+        o << "    *reinterpret_cast<" << vt << "*>(p + base + " << at(r) << ") = u.v;\n";
+      }
+      o << "  }\n";
+    }
+    return;
+  }
+  // One element per access, each in its place of its word.
+  for (std::int64_t w = 0; w < registers / per; ++w) {
+    if (load) o << "  r[" << w << "] = 0u";
+    for (std::int64_t k = 0; k < per; ++k) {
+      const std::int64_t q = w * per + k;
+      const std::string shift = std::to_string(8 * es * k);
+      const std::string elem = "p[" + addr0 + at(q) + "]";
+      if (load) {
+        o << " | (unsigned)(" << (edge ? "(" + inside(q) + ") ? " + elem + " : (" + t + ")0" : elem) << ") << " << shift;
+      } else {
+        o << "  " << (edge ? "if (" + inside(q) + ") " : "") << elem << " = (" << t << ")(r[" << w << "] >> " << shift
+          << ");\n";
+      }
+    }
+    if (load) o << ";\n";
+  }
+}
+
+}  // namespace
+
 void emit_access(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
-                 std::int64_t registers, std::int64_t vector, bool edge) {
+                 std::int64_t registers, std::int64_t vector, bool edge, bool packed) {
+  const std::int64_t es = t == "unsigned char" ? 1 : t == "unsigned short" ? 2 : t == "unsigned int" ? 4 : 8;
+  if (packed) {
+    emit_packed_access(o, load, t, c, registers, vector, edge, es);
+    return;
+  }
   thread_terms(o, c, "tx", "ty");
   if (!edge) o << "  const long long base = tx + ty * stride;\n";
   const std::int64_t v = edge ? 1 : vector;

@@ -14,6 +14,19 @@ namespace axe::codegen::internal {
 
 int log2_of(std::int64_t v);
 
+// Packed registers (elements of 1 or 2 bytes, 4 / size to a 32-bit word; element i in bytes
+// (i % per) * size .. of word i / per): the source of one element, element `index` of the packed
+// word array `words`, or zero (index < 0).
+struct ElementSource {
+  std::string words;
+  std::int64_t index = -1;
+};
+
+// The expression of one packed word assembled from `elements` (its elements in order, missing
+// ones zero): the source word itself when it is that word in order, else one __byte_perm of up to
+// two source words, or three for bytes from more (tile_codegen.cpp).
+std::string assemble_word(const std::vector<ElementSource>& elements, std::int64_t element_bytes);
+
 // The columns of a thread layout split into the tile's two coordinates: for each hardware bit,
 // (contiguous coordinate, other coordinate). Blocked layouts hold one tile bit per column.
 struct Split {
@@ -37,8 +50,10 @@ void thread_terms(std::ostringstream& o, const Coords& c, const char* x, const c
 //   full: every element in range, V-element vectors along x (the V registers of bits
 //         0..log2 V - 1, which hold x, x+1, ... in order: blocked [.., V]);
 //   edge: x < xlim and y < ylim per element, scalar.
+//   packed: the registers are packed words of 1- or 2-byte elements (ElementSource): whole
+//           vectors move as their words, single elements in their places of their words.
 void emit_access(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
-                 std::int64_t registers, std::int64_t vector, bool edge);
+                 std::int64_t registers, std::int64_t vector, bool edge, bool packed = false);
 
 // Device helpers of the realigned access (TransposeAccess::realigned), ES the element size: the
 // head [sh, 16) or the tail [0, sh) of an aligned 16-byte word read or written in naturally

@@ -14,6 +14,7 @@
 #include "axe/linear/bridge.hpp"
 #include "axe/linear/f2.hpp"
 #include "axe/linear/linear_layout.hpp"
+#include "codegen/global_access.hpp"
 
 namespace axe::codegen {
 namespace {
@@ -105,10 +106,72 @@ std::string_view vector_type(std::int64_t bytes) {
   }
 }
 
+}  // namespace
+
+namespace internal {
+
+std::string assemble_word(const std::vector<ElementSource>& elements, std::int64_t element_bytes) {
+  const std::int64_t per = 4 / element_bytes;
+  // Byte b of the word: byte `byte` of word `word` (an expression), "0u" for a zero byte.
+  struct Byte {
+    std::string word;
+    std::int64_t byte = 0;
+  };
+  std::vector<Byte> bytes;
+  for (std::int64_t k = 0; k < per; ++k) {
+    const ElementSource& e = k < static_cast<std::int64_t>(elements.size()) ? elements[static_cast<std::size_t>(k)]
+                                                                            : ElementSource{};
+    for (std::int64_t j = 0; j < element_bytes; ++j) {
+      if (e.index < 0) {
+        bytes.push_back({"0u", 0});
+      } else {
+        bytes.push_back({e.words + "[" + std::to_string(e.index / per) + "]", (e.index % per) * element_bytes + j});
+      }
+    }
+  }
+  auto words_of = [&](std::size_t from, std::size_t to) {
+    std::vector<std::string> w;
+    for (std::size_t b = from; b < to; ++b) {
+      if (std::find(w.begin(), w.end(), bytes[b].word) == w.end()) w.push_back(bytes[b].word);
+    }
+    return w;
+  };
+  // __byte_perm(x, y, s): byte b of the result is byte (s >> 4b & 7) of y:x.
+  auto perm = [&](std::size_t from, std::size_t to, const std::vector<std::string>& w) {
+    std::uint64_t sel = 0;
+    for (std::size_t b = from; b < to; ++b) {
+      const std::uint64_t nib = static_cast<std::uint64_t>(bytes[b].byte) + (bytes[b].word == w[0] ? 0 : 4);
+      sel |= nib << (4 * (b - from));
+    }
+    return "__byte_perm(" + w[0] + ", " + (w.size() > 1 ? w[1] : w[0]) + ", " + hex(sel) + ")";
+  };
+  const std::vector<std::string> all = words_of(0, 4);
+  if (all.size() == 1) {
+    bool in_place = true;
+    for (std::size_t b = 0; b < 4; ++b) in_place = in_place && bytes[b].byte == static_cast<std::int64_t>(b);
+    if (in_place) return all[0];
+  }
+  if (all.size() <= 2) return perm(0, 4, all);
+  return "__byte_perm(" + perm(0, 2, words_of(0, 2)) + ", " + perm(2, 4, words_of(2, 4)) + ", 0x5410u)";
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::ElementSource;
+using internal::assemble_word;
+
 class Emitter {
  public:
-  explicit Emitter(std::int64_t element_bytes)
-      : es_(element_bytes), t_(std::string(element_type(element_bytes))) {}
+  explicit Emitter(std::int64_t element_bytes, bool packed = false)
+      : es_(element_bytes), t_(std::string(element_type(element_bytes))), packed_(packed),
+        per_(packed ? 4 / element_bytes : 1) {}
+  bool packed() const { return packed_; }
+  std::int64_t per() const { return per_; }
+  // The C type and count of a register array of n elements.
+  std::string register_type() const { return packed_ ? "unsigned" : t_; }
+  std::int64_t words(std::int64_t n) const { return packed_ ? n / per_ : n; }
 
   std::ostringstream& out() { return out_; }
   const std::string& type() const { return t_; }
@@ -154,6 +217,7 @@ class Emitter {
   std::int64_t access(bool load, const std::string& regs, std::int64_t count, const Pattern& p,
                       const std::string& base, bool in_order, std::int64_t lanes,
                       int chunk_bits = -1, std::int64_t window = 0) {
+    if (packed_) return access_packed(load, regs, count, p, base, in_order, lanes, chunk_bits, window);
     const Grouping g = group_vectors(p, es_, in_order);
     const std::uint64_t t_bits = or_of(p.lane) | or_of(p.warp);
     std::uint64_t in_vector = 0;
@@ -240,9 +304,98 @@ class Emitter {
     return instructions;
   }
 
+  // access() on packed registers (`regs` a word array, per_ elements a word, element i in bytes
+  // (i % per_) * es_ of word i / per_): a store assembles each vector's words from the registers'
+  // bytes (byte permutes), a load reads every vector of the call into a temporary and then
+  // assembles each register word once. The plan's accesses go to one window (packable()).
+  std::int64_t access_packed(bool load, const std::string& regs, std::int64_t count, const Pattern& p,
+                             const std::string& base, bool in_order, std::int64_t lanes, int chunk_bits,
+                             std::int64_t window) {
+    const Grouping g = group_vectors(p, es_, in_order);
+    const std::uint64_t t_bits = or_of(p.lane) | or_of(p.warp);
+    std::uint64_t in_vector = 0;
+    for (int b : g.bits) in_vector |= std::uint64_t{1} << b;
+    std::uint64_t window_mask = 0;
+    if (chunk_bits >= 0) window_mask = ~((std::uint64_t{1} << chunk_bits) - 1);
+    if (chunk_bits >= 0 && (t_bits & window_mask) != 0) fail("packed registers with a window chosen at run time");
+    const std::string guard = thread_guard(p, lanes);
+    out_ << "  {\n";
+    const std::string t = thread_term(p);
+    if (!guard.empty()) out_ << "  if (" << guard << ") {\n";
+    const std::uint64_t broadcast_m = [&] {
+      std::uint64_t z = 0;
+      for (std::size_t b = 0; b < p.m.size(); ++b) z |= std::uint64_t{p.m[b] == 0} << b;
+      return z;
+    }();
+    std::vector<ElementSource> from(static_cast<std::size_t>(count));  // loads: each register's source
+    std::int64_t instructions = 0;
+    const std::int64_t vbytes = g.width * es_, nw = std::max<std::int64_t>(1, vbytes / 4);
+    const std::string vt(vector_type(vbytes));
+    for (std::int64_t r0 = 0; r0 < count; ++r0) {
+      const auto r = static_cast<std::uint64_t>(r0);
+      if (r & in_vector) continue;
+      if (!load && (r & p.skip_m)) continue;
+      if (load && (r & broadcast_m & ~in_vector)) continue;
+      const std::uint64_t c = linear::f2::combine(p.m, r);
+      if (chunk_bits >= 0 && static_cast<std::int64_t>(c >> chunk_bits) != window) continue;
+      const std::string addr = combine(c & ~window_mask, t, t_bits);
+      ++instructions;
+      // The register at each place of the vector.
+      std::vector<std::int64_t> at(static_cast<std::size_t>(g.width));
+      for (std::int64_t j = 0; j < g.width; ++j) {
+        std::uint64_t rr = r;
+        for (std::size_t i = 0; i < g.bits.size(); ++i) {
+          if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
+        }
+        at[static_cast<std::size_t>(linear::f2::combine(p.m, rr) - c)] = static_cast<std::int64_t>(rr);
+      }
+      if (load) {
+        const std::string v = fresh("v");
+        out_ << "  union { " << vt << " v; unsigned w[" << nw << "]; } " << v << ";\n";
+        if (vbytes < 4) out_ << "  " << v << ".w[0] = 0u;\n";
+        out_ << "  " << v << ".v = *reinterpret_cast<const " << vt << "*>(" << base << " + " << addr << ");\n";
+        for (std::size_t q = 0; q < at.size(); ++q) {
+          from[static_cast<std::size_t>(at[q])] = {v + ".w", static_cast<std::int64_t>(q)};
+        }
+        continue;
+      }
+      out_ << "  {\n    union { " << vt << " v; unsigned w[" << nw << "]; } u;\n";
+      for (std::int64_t k = 0; k < nw; ++k) {
+        std::vector<ElementSource> word;
+        for (std::int64_t q = k * per_; q < std::min<std::int64_t>((k + 1) * per_, g.width); ++q) {
+          word.push_back({regs, at[static_cast<std::size_t>(q)]});
+        }
+        out_ << "    u.w[" << k << "] = " << assemble_word(word, es_) << ";\n";
+      }
+      out_ << "    *reinterpret_cast<" << vt << "*>(" << base << " + " << addr << ") = u.v;\n  }\n";
+    }
+    if (load) {
+      for (std::int64_t r0 = 0; r0 < count; ++r0) {  // broadcast registers: their twin's source
+        const auto r = static_cast<std::uint64_t>(r0);
+        const std::uint64_t twin = r & ~(broadcast_m & ~in_vector);
+        if (twin != r) from[static_cast<std::size_t>(r0)] = from[static_cast<std::size_t>(twin)];
+      }
+      for (std::int64_t w = 0; w < count / per_; ++w) {
+        std::vector<ElementSource> word;
+        bool any = false;
+        for (std::int64_t q = w * per_; q < (w + 1) * per_; ++q) {
+          const ElementSource& f = from[static_cast<std::size_t>(q)];
+          any = any || f.index >= 0;
+          word.push_back(f.index >= 0 ? f : ElementSource{regs, q});  // not this call's: kept
+        }
+        if (any) out_ << "  " << regs << "[" << w << "] = " << assemble_word(word, es_) << ";\n";
+      }
+    }
+    if (!guard.empty()) out_ << "  }\n";
+    out_ << "  }\n";
+    return instructions;
+  }
+
  private:
   std::int64_t es_;
   std::string t_;
+  bool packed_ = false;
+  std::int64_t per_ = 1;
   std::ostringstream out_;
   int counter_ = 0;
 };
@@ -328,7 +481,7 @@ void emit_ldmatrix(Emitter& e, const std::string& regs, std::int64_t count, cons
 }
 
 void declare(Emitter& e, const std::string& name, std::int64_t n) {
-  e.out() << "  " << e.type() << " " << name << "[" << n << "];\n";
+  e.out() << "  " << e.register_type() << " " << name << "[" << e.words(n) << "];\n";
 }
 
 std::string header(std::string_view name, std::string_view t, std::int64_t rs, std::int64_t rd) {
@@ -390,11 +543,27 @@ std::string_view element_type(std::int64_t bytes) {
   }
 }
 
+bool packable(const linear::ConvertPlan& plan, std::int64_t element_bytes) {
+  if (element_bytes >= 4 || plan.src_registers % (4 / element_bytes) || plan.dst_registers % (4 / element_bytes)) {
+    return false;
+  }
+  if (plan.counts.repetitions > 1) return false;
+  for (const auto& op : plan.ops) {
+    if (const auto* ld = std::get_if<linear::LoadOp>(&op); ld && ld->ldmatrix) return false;
+    if (std::holds_alternative<linear::CondSwapOp>(op) || std::holds_alternative<linear::CondXorOp>(op) ||
+        std::holds_alternative<linear::ShuffleOp>(op) || std::holds_alternative<linear::ShipOp>(op)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std::int64_t> shape,
-                            std::int64_t element_bytes, std::string_view name) {
-  Emitter e(element_bytes);
+                            std::int64_t element_bytes, std::string_view name, bool packed) {
+  if (packed && !packable(plan, element_bytes)) fail("this plan cannot run on packed registers (packable())");
+  Emitter e(element_bytes, packed);
   auto& o = e.out();
-  o << header(name, e.type(), plan.src_registers, plan.dst_registers);
+  o << header(name, e.register_type(), e.words(plan.src_registers), e.words(plan.dst_registers));
   Cols offset_cols;
   int chunk_bits = -1;
   if (plan.mechanism == linear::Mechanism::shared) {
@@ -424,6 +593,20 @@ std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std
         loaded.clear();
       }
       const std::string v = next(static_cast<std::int64_t>(rn->from.size()));
+      if (packed) {  // each word from the bytes of the words its elements come from
+        const auto n = static_cast<std::int64_t>(rn->from.size());
+        for (std::int64_t w = 0; w < n / e.per(); ++w) {
+          std::vector<ElementSource> word;
+          for (std::int64_t q = w * e.per(); q < (w + 1) * e.per(); ++q) {
+            const std::int64_t f = rn->from[static_cast<std::size_t>(q)];
+            word.push_back(f >= 0 && f < size ? ElementSource{cur, f} : ElementSource{});
+          }
+          o << "  " << v << "[" << w << "] = " << assemble_word(word, element_bytes) << ";\n";
+        }
+        cur = v;
+        size = n;
+        continue;
+      }
       for (std::size_t i = 0; i < rn->from.size(); ++i) {
         const std::int64_t f = rn->from[i];
         o << "  " << v << "[" << i << "] = ";
@@ -525,7 +708,7 @@ std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std
     size = plan.dst_registers;
   }
   if (size != plan.dst_registers) fail("the plan ends with " + std::to_string(size) + " registers, not " + std::to_string(plan.dst_registers));
-  for (std::int64_t r = 0; r < size; ++r) o << "  out[" << r << "] = " << cur << "[" << r << "];\n";
+  for (std::int64_t r = 0; r < e.words(size); ++r) o << "  out[" << r << "] = " << cur << "[" << r << "];\n";
   o << "}\n";
   return o.str();
 }

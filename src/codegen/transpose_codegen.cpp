@@ -140,6 +140,11 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
   opts.element_bytes = es;
   opts.shared_budget_bytes = tile.a * tile.b * es;  // one repetition
   k.plan = linear::plan_conversion(from, to, shape, opts);
+  if (tile.packed && (es >= 4 || access != TransposeAccess::vectors || !packable(k.plan, es))) {
+    fail("packed registers take vectors of 1- or 2-byte elements whose conversion packable() takes (" +
+         std::to_string(es) + "-byte elements, " + std::string(to_string(access)) + ")");
+  }
+  k.packed = tile.packed;
   const ThreadColumns cf = thread_columns(from, shape), ct = thread_columns(to, shape);
   const Coords src = coords_of(cf, tile.a, true), dst = coords_of(ct, tile.a, false);
   const std::int64_t buffer = (k.plan.counts.shared_bytes + 15) / 16 * 16;
@@ -157,20 +162,23 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
     << kTransposeBatchModes << "];\n};\n";
   const bool realigned = access == TransposeAccess::realigned;
   if (realigned) o << "#define AXE_ES " << es << "\n" << kRealignHelpers;
+  // Packed: elements under 4 bytes sit 4 / size to a 32-bit register.
+  const std::string rt = k.packed ? "unsigned" : t;
+  const std::int64_t per = k.packed ? 4 / es : 1;
   auto fn = [&](const char* name, bool load, bool edge, const Coords& c, std::int64_t regs, std::int64_t group) {
-    o << "__device__ __forceinline__ void " << name << "(" << (load ? "" : "const ") << t << " (&r)[" << regs
+    o << "__device__ __forceinline__ void " << name << "(" << (load ? "" : "const ") << rt << " (&r)[" << regs / per
       << "], " << (load ? "const " : "") << t << "* __restrict__ p, long long stride"
       << (edge ? ", long long xlim, long long ylim" : "") << (realigned && load && !edge ? ", bool interior" : "")
       << ", unsigned lane, unsigned warp) {\n";
     if (realigned && !edge) emit_realigned(o, load, t, c, regs, v, group);
-    else emit_access(o, load, t, c, regs, v, edge);
+    else emit_access(o, load, t, c, regs, v, edge, k.packed);
     o << "}\n";
   };
   fn("axe_load_full", true, false, src, cf.registers(), la);
   fn("axe_load_edge", true, true, src, cf.registers(), la);
   fn("axe_store_full", false, false, dst, ct.registers(), lb);
   fn("axe_store_edge", false, true, dst, ct.registers(), lb);
-  o << emit_conversion(k.plan, shape, es, "axe_convert");
+  o << emit_conversion(k.plan, shape, es, "axe_convert", k.packed);
   o << "extern \"C\" __global__ void __launch_bounds__(" << k.threads << ") " << k.name << "(const " << t
     << "* __restrict__ src, " << t << "* __restrict__ dst, axe_transpose_desc d) {\n"
     << "  extern __shared__ __align__(16) unsigned char smem[];\n"
@@ -189,7 +197,7 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
             : "      const long long a0 = (t % d.tiles_a) * " + std::to_string(tile.a) + "ll, b0 = (t / d.tiles_a) * " +
                   std::to_string(tile.b) + "ll;\n")
     << "      const bool full = a0 + " << tile.a << "ll <= d.A && b0 + " << tile.b << "ll <= d.B;\n"
-    << "      " << t << " r[" << cf.registers() << "], w[" << ct.registers() << "];\n"
+    << "      " << rt << " r[" << cf.registers() / per << "], w[" << ct.registers() / per << "];\n"
     << "      const " << t << "* s = src + so + a0 + b0 * d.sb;\n"
     << "      " << t << "* o = dst + dof + a0 * d.da + b0;\n"
     << "      if (full) axe_load_full(r, s, d.sb, "

@@ -2,6 +2,7 @@
 // the kernel's layouts, buffers and paths for hand-derived tiles, and bad tiles. That the kernels
 // compile is tests/cuda/generated_kernels_test.cpp; that they transpose, Kernels.Transform* there.
 #include "axe/codegen/transpose_codegen.hpp"
+#include "codegen/global_access.hpp"
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,50 @@ TEST(TransposeKernel, NarrowerVectorsMakeSmallerSquares) {
   // Scalar and realigned accesses ignore vector_bytes.
   EXPECT_EQ(transpose_kernel(e, TransposeTile{32, 256, 8, true, 8}, TransposeAccess::scalar).source,
             transpose_kernel(e, TransposeTile{32, 256, 8, true}, TransposeAccess::scalar).source);
+}
+
+// Packed registers: the word expressions by hand (__byte_perm(x, y, s): byte n of the result is
+// byte s >> 4n & 7 of y:x).
+TEST(PackedRegisters, WordsAssembleByBytePermutes) {
+  using axe::codegen::internal::assemble_word;
+  using axe::codegen::internal::ElementSource;
+  // Elements 4..7 of r, in order: word 1 itself.
+  EXPECT_EQ(assemble_word({{"r", 4}, {"r", 5}, {"r", 6}, {"r", 7}}, 1), "r[1]");
+  // 2-byte elements a[0] (bytes 0, 1 of a[0]) and b[1] (bytes 2, 3 of b[0]): 0, 1, 4 + 2, 4 + 3.
+  EXPECT_EQ(assemble_word({{"a", 0}, {"b", 1}}, 2), "__byte_perm(a[0], b[0], 0x7610u)");
+  // A missing element is zero: bytes 2, 3 are byte 0 of 0u.
+  EXPECT_EQ(assemble_word({{"a", 0}, {}}, 2), "__byte_perm(a[0], 0u, 0x4410u)");
+  // Byte 0 of four words (a 4 x 4 byte transpose's column): two pairs, then their low halves.
+  EXPECT_EQ(assemble_word({{"a", 0}, {"b", 4}, {"c", 8}, {"d", 12}}, 1),
+            "__byte_perm(__byte_perm(a[0], b[1], 0x40u), __byte_perm(c[2], d[3], 0x40u), 0x5410u)");
+}
+
+// u8 128 x 64 (b x a), 4 warps, vectors, packed: 64 elements a thread in 16 words on both sides;
+// the global vectors move whole words, and each destination word of the 4 x 4 byte transposes
+// takes three byte permutes (16 words: 48). f16 128 x 128: 128 halves in 64 words, each
+// destination word from two source words (one permute).
+TEST(PackedRegisters, TransposeKernelsHoldFourBytesARegister) {
+  const Element u8(1, Element::Kind::integer, "raw");
+  const auto k = transpose_kernel(u8, TransposeTile{128, 64, 4, false, 16, true}, TransposeAccess::vectors);
+  EXPECT_TRUE(k.packed);
+  EXPECT_EQ(count_of(k.source, "unsigned r[16], w[16];"), 1) << k.source;
+  EXPECT_EQ(count_of(k.source, "unsigned char r["), 0);
+  EXPECT_EQ(count_of(k.source, "__byte_perm("), 48) << k.source;
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<const uint4*>(p + base"), 4);
+  const Element f16(2, Element::Kind::integer, "raw");
+  const auto h = transpose_kernel(f16, TransposeTile{128, 128, 4, false, 16, true}, TransposeAccess::vectors);
+  EXPECT_EQ(count_of(h.source, "unsigned r[64], w[64];"), 1) << h.source;
+  EXPECT_EQ(count_of(h.source, "__byte_perm("), 64) << h.source;
+  // Unpacked, the same tile holds an element a register.
+  EXPECT_EQ(count_of(transpose_kernel(u8, TransposeTile{128, 64, 4}, TransposeAccess::vectors).source,
+                     "unsigned char r[64], w[64];"),
+            1);
+  // Packed registers are for vectors of elements under 4 bytes.
+  const Element f32(4, Element::Kind::integer, "raw");
+  linear::expect_error([&] { transpose_kernel(f32, TransposeTile{64, 128, 4, false, 16, true}, TransposeAccess::vectors); },
+                       "packed registers take vectors of 1- or 2-byte elements");
+  linear::expect_error([&] { transpose_kernel(u8, TransposeTile{32, 256, 8, true, 16, true}, TransposeAccess::scalar); },
+                       "(1-byte elements, scalar)");
 }
 
 TEST(TransposeKernel, BadTilesAreErrors) {

@@ -86,8 +86,18 @@ std::string_view element_type(std::int64_t bytes);
 // @pre plan = plan_conversion(from, to, shape, {element_bytes, ...}); else axe::Error.
 // @post the emitted text has exactly plan.counts.shuffles shuffles per thread and, for a shared
 // plan, plan.counts.store_instructions + load_instructions shared accesses.
+//
+// packed (elements of 1 or 2 bytes, a plan packable() takes): the registers are 32-bit words,
+// 4 / element_bytes elements each (element i in bytes (i % per) * element_bytes .. of word i / per),
+// so in and out are `unsigned (&)[RS / per]` and `unsigned (&)[RD / per]`: renames and the shared
+// vectors assemble words by byte permutes instead of holding each element in a register of its own.
 std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std::int64_t> shape,
-                            std::int64_t element_bytes, std::string_view name);
+                            std::int64_t element_bytes, std::string_view name, bool packed = false);
+
+// Whether emit_conversion can run `plan` on packed registers: elements under 4 bytes, register
+// counts whole words, and only renames, barriers and shared stores and loads (no selects, shuffles
+// or ldmatrix) in a single repetition.
+bool packable(const linear::ConvertPlan& plan, std::int64_t element_bytes);
 
 // Loads (stores) the tile held row-major at `tile` into (from) the registers of `threads`:
 //   __device__ __forceinline__ void NAME(T (&r)[R], const T* tile, unsigned lane, unsigned warp)

@@ -58,6 +58,11 @@ struct TransposeTile {
   // vectors make the squares of elements under 4 bytes smaller (u8: 4 x 8 per thread with 8), so a
   // thread holds fewer registers.
   std::int64_t vector_bytes = 16;
+  // With vectors, elements under 4 bytes: hold them packed, 4 / size to a 32-bit register, the
+  // byte transposes done by byte permutes (emit_conversion's packed registers), instead of one
+  // element to a register (u8 128 x 64 w4: 72 registers a thread against 83, f16 128 x 128 w4: 96
+  // against 158, by ptxas). Off by default until measured on a GPU.
+  bool packed = false;
 };
 
 struct TransposeKernel {
@@ -69,6 +74,7 @@ struct TransposeKernel {
   TransposeAccess access = TransposeAccess::vectors;
   std::int64_t vector = 1;        // elements per global vector (1: scalar accesses)
   std::int64_t block = 1;         // rows per thread in each vector's square: 4 bytes / element (< 4 bytes)
+  bool packed = false;  // tile.packed taken: elements held 4 / size to a 32-bit register
   linear::ConvertPlan plan;
 };
 
