@@ -275,7 +275,11 @@ int main(int argc, char** argv) {
         {32, 64, 4},  {32, 32, 2},  {32, 128, 4}, {32, 128, 8}, {32, 256, 8},
         // 8-byte vectors (rows ending "v8"): smaller squares of elements under 4 bytes
         {128, 64, 8, false, 8}, {128, 32, 4, false, 8}, {64, 64, 4, false, 8}, {64, 128, 8, false, 8},
-        {128, 128, 8, false, 8}, {128, 64, 4, false, 8}};
+        {128, 128, 8, false, 8}, {128, 64, 4, false, 8},
+        // packed registers (rows ending "packed"; 1- and 2-byte elements): 4 / size to a register
+        {128, 64, 4, false, 16, true}, {128, 128, 4, false, 16, true}, {64, 64, 2, false, 16, true},
+        {128, 64, 8, false, 16, true}, {128, 128, 8, false, 16, true}, {64, 128, 4, false, 16, true},
+        {128, 64, 8, false, 8, true}};
     const std::vector<codegen::TransposeTile> uneven_tiles{
         {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8},
         {128, 32, 4}};  // the last: Triton's best u8 block on this box (32 rows by 128 columns)
@@ -312,7 +316,8 @@ int main(int argc, char** argv) {
                                    " generated " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " w" +
                                    std::to_string(tile.warps) + (access == TransposeAccess::scalar ? " scalar" : "") +
                                    (tile.b_first ? " b-first" : "") +
-                                   (tile.vector_bytes != 16 ? " v" + std::to_string(tile.vector_bytes) : "");
+                                   (tile.vector_bytes != 16 ? " v" + std::to_string(tile.vector_bytes) : "") +
+                                   (tile.packed ? " packed" : "");
           try {  // compiles the kernel, or says why the tile cannot be taken (too small for its
                  // warps, too wide to realign, more shared memory than the device has)
             transform_generated(t, dt, a, b, s, &tile, access);
