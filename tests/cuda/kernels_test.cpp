@@ -716,18 +716,25 @@ TEST_P(Kernels, TransformGenerated_TransposeMatchesHost) {
     DeviceBuffer ds(src.size()), dd(poison.size());
     ds.upload(src.data(), src.size());
     // Each access with the runtime's tile, then with a 64 x 64 tile of 2 warps walked along b first,
-    // then 64 x 64 with 8-byte vectors (taken by vectors only; at least an element).
-    const codegen::TransposeTile b_first{64, 64, 2, true}, v8{64, 64, 2, false, 8};
+    // then 64 x 64 with 8-byte vectors (taken by vectors only; at least an element), then, on boxes
+    // of whole vectors with 1- and 2-byte elements, 128 x 64 with packed registers (vectors only).
+    const codegen::TransposeTile b_first{64, 64, 2, true}, v8{64, 64, 2, false, 8}, packed{128, 64, 4, false, 16, true};
+    const std::int64_t v = 16 / es;
+    const bool whole_vectors = ld % v == 0 && s.rows % v == 0 && s.soff % v == 0 && s.doff % v == 0;
     for (const codegen::TransposeTile* tile :
-         {static_cast<const codegen::TransposeTile*>(nullptr), &b_first, &v8}) {
+         {static_cast<const codegen::TransposeTile*>(nullptr), &b_first, &v8, &packed}) {
       for (auto access : {std::optional<codegen::TransposeAccess>{}, std::optional{codegen::TransposeAccess::realigned},
                           std::optional{codegen::TransposeAccess::scalar}}) {
+        if (tile == &packed && (es > 2 || access || !whole_vectors)) continue;
         dd.upload(poison.data(), poison.size());
         transform_generated(t, dt, ds.p, dd.p, nullptr, tile, access);
         AXE_CUDA_CHECK(cudaDeviceSynchronize());
         ASSERT_EQ(dd.download(), expect) << to_string(t) << " dtype " << to_string(dt) << " access "
                                          << (access ? to_string(*access) : "default")
-                                         << (tile == &b_first ? " b first" : tile == &v8 ? " 8-byte vectors" : "");
+                                         << (tile == &b_first ? " b first"
+                                             : tile == &v8    ? " 8-byte vectors"
+                                             : tile == &packed ? " packed"
+                                                               : "");
       }
     }
     ASSERT_EQ(ds.download(), src);  // the source is unchanged
