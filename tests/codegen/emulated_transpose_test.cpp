@@ -5,15 +5,12 @@
 // generated code is checked for what it computes without a GPU (the CUDA tests check it on one).
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "axe/codegen/transpose_codegen.hpp"
+#include "codegen/emulator/emulate.hpp"
 #include "support/test_support.hpp"
 
 namespace axe::test::codegen {
@@ -40,34 +37,18 @@ std::string name_of(const Case& c) {
 // Compiles and runs one case; "" when it ran and matched, else what happened.
 std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
   const auto k = axe::codegen::transpose_kernel(Element(c.es, Element::Kind::integer, "raw"), c.tile, c.access);
-  const std::filesystem::path src = dir / ("kernel" + std::to_string(n) + ".cu"),
-                              bin = dir / ("kernel" + std::to_string(n)), log = dir / ("kernel" + std::to_string(n) + ".log");
-  std::ofstream(src) << k.source;
-  const std::string emulator = std::string(AXE_SOURCE_DIR) + "/tests/codegen/emulator";
-  const std::string compile = std::string("\"") + AXE_HOST_CXX + "\" -std=c++20 -O1 -w -pthread -I\"" + emulator +
-                              "\" -DES=" + std::to_string(c.es) + " '-DKERNEL=\"" + src.string() + "\"' \"" +
-                              emulator + "/transpose_main.cpp\" -o \"" + bin.string() + "\" > \"" + log.string() +
-                              "\" 2>&1";
-  if (std::system(compile.c_str()) != 0) {
-    std::ifstream l(log);
-    return "the host compiler failed: " + std::string(std::istreambuf_iterator<char>(l), {});
-  }
-  const std::string run = "\"" + bin.string() + "\" " + std::to_string(c.B) + " " + std::to_string(c.A) + " " +
-                          std::to_string(c.sb) + " " + std::to_string(c.da) + " " + std::to_string(c.soff) + " " +
-                          std::to_string(c.doff) + " " + std::to_string(k.threads) + " " + std::to_string(k.tile.a) +
-                          " " + std::to_string(k.tile.b) + " > \"" + log.string() + "\" 2>&1";
-  const int rc = std::system(run.c_str());
-  std::ifstream l(log);
-  const std::string out(std::istreambuf_iterator<char>(l), {});
-  return rc == 0 && out.find("0 mismatches") != std::string::npos ? "" : "exit " + std::to_string(rc) + ": " + out;
+  return emulator::compile_and_run(dir, "transpose" + std::to_string(n), k.source, "transpose_main.cpp", c.es,
+                                   std::to_string(c.B) + " " + std::to_string(c.A) + " " + std::to_string(c.sb) + " " +
+                                       std::to_string(c.da) + " " + std::to_string(c.soff) + " " +
+                                       std::to_string(c.doff) + " " + std::to_string(k.threads) + " " +
+                                       std::to_string(k.tile.a) + " " + std::to_string(k.tile.b));
 }
 
 // Every element size with the runtime's tiles (vectors on rows that are whole 16-byte vectors,
 // one element per access on rows at odd offsets), and for 1- and 2-byte elements packed
 // registers, 8-byte vectors and a small tile; the matrices leave cut tiles on both sides.
 TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
-  const auto dir = std::filesystem::temp_directory_path() / ("axe_emulated_" + std::to_string(std::random_device{}()));
-  std::filesystem::create_directories(dir);
+  const emulator::TempDir dir;
   std::vector<Case> cases;
   for (std::int64_t es : {1, 2, 4, 8}) {
     const long long v = 16 / es, B = (150 + v - 1) / v * v, A = (210 + v - 1) / v * v;  // whole vectors
@@ -86,9 +67,8 @@ TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
   int n = 0;
   for (const Case& c : cases) {
     SCOPED_TRACE(name_of(c));
-    EXPECT_EQ(run_case(c, dir, n++), "");
+    EXPECT_EQ(run_case(c, dir.path, n++), "");
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

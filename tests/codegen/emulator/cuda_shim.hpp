@@ -1,7 +1,8 @@
-// The CUDA subset that generated transpose kernels use, on the host (tests/codegen/
-// emulated_transpose_test.cpp): one std::thread per CUDA thread, std::barrier for __syncthreads
-// and __syncwarp (a CTA's threads all wait), and one shared buffer (CTAs run one at a time).
-// Shuffles, __ldg and funnel shifts (realigned words, warp-level plans) are not emulated.
+// The CUDA subset that generated kernels use, on the host (tests/codegen/emulated_*_test.cpp): one
+// std::thread per CUDA thread, std::barrier for __syncthreads and __syncwarp (a CTA's threads all
+// wait), one shared buffer (CTAs run one at a time), and shuffles through a slot per thread
+// between two CTA-wide barriers (generated code shuffles on every thread of the CTA at the same
+// points). Not emulated: inline PTX (ldmatrix), __ldg and funnel shifts (realigned words).
 #pragma once
 
 #include <barrier>
@@ -19,6 +20,7 @@ struct axe_dim3 {
 inline thread_local axe_dim3 threadIdx, blockIdx;
 inline axe_dim3 gridDim;
 inline std::barrier<>* axe_cta_barrier = nullptr;
+inline std::uint64_t axe_shuffle_slots[1024];
 
 #define __device__
 #define __global__
@@ -30,6 +32,24 @@ inline std::barrier<>* axe_cta_barrier = nullptr;
 
 inline void __syncthreads() { axe_cta_barrier->arrive_and_wait(); }
 inline void __syncwarp() { axe_cta_barrier->arrive_and_wait(); }
+
+template <class V>
+V axe_shuffle(V v, unsigned from_lane) {
+  const unsigned t = threadIdx.x;
+  axe_shuffle_slots[t] = static_cast<std::uint64_t>(v);
+  axe_cta_barrier->arrive_and_wait();
+  const V r = static_cast<V>(axe_shuffle_slots[(t & ~31u) + (from_lane & 31u)]);
+  axe_cta_barrier->arrive_and_wait();
+  return r;
+}
+template <class V>
+V __shfl_sync(unsigned, V v, unsigned lane) {
+  return axe_shuffle(v, lane);
+}
+template <class V>
+V __shfl_xor_sync(unsigned, V v, unsigned mask) {
+  return axe_shuffle(v, (threadIdx.x & 31u) ^ mask);
+}
 
 // Byte n of the result is byte (s >> 4n) & 7 of the eight bytes y:x (x's byte 0 first).
 inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {

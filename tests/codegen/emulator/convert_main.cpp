@@ -1,0 +1,48 @@
+// Runs a generated conversion kernel (KERNEL, codegen::conversion_kernel's source: one CTA loads
+// `in` in layout a, converts to b and dumps every register of b) on the host emulator.
+//   convert_main IN DUMP THREADS DUMP_ELEMENTS
+// IN holds the tile's bytes; DUMP receives the dump (thread t's register r at t * RB + r).
+#include "cuda_shim.hpp"
+#include KERNEL
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <thread>
+#include <vector>
+
+#if ES == 1
+typedef unsigned char T;
+#elif ES == 2
+typedef unsigned short T;
+#elif ES == 4
+typedef unsigned int T;
+#else
+typedef unsigned long long T;
+#endif
+
+int main(int argc, char** argv) {
+  if (argc != 5) return 2;
+  std::ifstream f(argv[1], std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
+  std::vector<T> in(bytes.size() / sizeof(T)), dump(static_cast<std::size_t>(atoll(argv[4])));
+  std::memcpy(in.data(), bytes.data(), in.size() * sizeof(T));
+  const int threads = atoi(argv[3]);
+  std::barrier<> cta(threads);
+  axe_cta_barrier = &cta;
+  gridDim = {1, 1, 1};
+  std::vector<std::thread> th;
+  for (int i = 0; i < threads; ++i) {
+    th.emplace_back([&, i] {
+      threadIdx = {static_cast<unsigned>(i), 0, 0};
+      blockIdx = {0, 0, 0};
+      axe_tile_convert(in.data(), dump.data());
+    });
+  }
+  for (auto& x : th) x.join();
+  std::ofstream(argv[2], std::ios::binary).write(reinterpret_cast<const char*>(dump.data()),
+                                                 static_cast<std::streamsize>(dump.size() * sizeof(T)));
+  return 0;
+}

@@ -1,0 +1,44 @@
+// Compiling and running a generated kernel's source on the host emulator (cuda_shim.hpp) for the
+// tests in tests/codegen/emulated_*_test.cpp.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+
+namespace axe::test::emulator {
+
+// A fresh directory under the system's temporary one, removed with everything in it at the end.
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("axe_emulated_" + std::to_string(std::random_device{}()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Writes `source` to DIR/NAME.cu, compiles it with the host compiler into the main `main_file`
+// (a file of tests/codegen/emulator, which includes KERNEL) with element size `es`, and runs it
+// with `args`. "" when both succeed; else what failed, with the compiler's or the program's output.
+inline std::string compile_and_run(const std::filesystem::path& dir, const std::string& name, const std::string& source,
+                                   const char* main_file, std::int64_t es, const std::string& args) {
+  const std::string emulator = std::string(AXE_SOURCE_DIR) + "/tests/codegen/emulator";
+  const auto src = dir / (name + ".cu"), bin = dir / name, log = dir / (name + ".log");
+  std::ofstream(src) << source;
+  const std::string compile = std::string("\"") + AXE_HOST_CXX + "\" -std=c++20 -O1 -w -pthread -I\"" + emulator +
+                              "\" -DES=" + std::to_string(es) + " '-DKERNEL=\"" + src.string() + "\"' \"" + emulator +
+                              "/" + main_file + "\" -o \"" + bin.string() + "\" > \"" + log.string() + "\" 2>&1";
+  if (std::system(compile.c_str()) != 0) return "the host compiler failed: " + slurp(log);
+  const std::string run = "\"" + bin.string() + "\" " + args + " > \"" + log.string() + "\" 2>&1";
+  const int rc = std::system(run.c_str());
+  return rc == 0 ? "" : "exit status " + std::to_string(rc) + ": " + slurp(log);
+}
+
+}  // namespace axe::test::emulator
