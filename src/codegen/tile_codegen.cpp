@@ -550,6 +550,8 @@ bool packable(const linear::ConvertPlan& plan, std::int64_t element_bytes) {
   if (plan.counts.repetitions > 1) return false;
   for (const auto& op : plan.ops) {
     if (const auto* ld = std::get_if<linear::LoadOp>(&op); ld && ld->ldmatrix) return false;
+    const auto* rn = std::get_if<linear::RenameOp>(&op);
+    if (rn && rn->from.size() % static_cast<std::size_t>(4 / element_bytes)) return false;
     if (std::holds_alternative<linear::CondSwapOp>(op) || std::holds_alternative<linear::CondXorOp>(op) ||
         std::holds_alternative<linear::ShuffleOp>(op) || std::holds_alternative<linear::ShipOp>(op)) {
       return false;

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "axe/core/error.hpp"
+#include "axe/linear/thread_layouts.hpp"
+#include "axe/linear/bridge.hpp"
 #include "linear/linear_test_util.hpp"
 #include "support/test_support.hpp"
 
@@ -215,6 +217,20 @@ TEST(PackedRegisters, TransposeKernelsHoldFourBytesARegister) {
   EXPECT_EQ(count_of(transpose_kernel(u8, TransposeTile{128, 64, 4}, TransposeAccess::vectors).source,
                      "unsigned char r[64], w[64];"),
             1);
+  // The conversions packed registers take: the transposes' shared round trip; not a warp-level
+  // plan of the same tile (its shuffles move single elements), nor 4-byte elements.
+  EXPECT_TRUE(axe::codegen::packable(k.plan, 1));
+  EXPECT_FALSE(axe::codegen::packable(k.plan, 4));
+  axe::linear::ConvertOptions warp_level;
+  warp_level.element_bytes = 1;
+  warp_level.choice = axe::linear::ConvertOptions::Choice::shuffles;
+  using V = std::vector<std::int64_t>;
+  const V tile{32, 32}, row{1, 4}, col{4, 1}, lanes_row{4, 8}, lanes_col{8, 4}, one_warp{1, 1}, rm{1, 0}, cm{0, 1};
+  const auto shuffles = axe::linear::plan_conversion(
+      axe::linear::from_linear(axe::linear::blocked_layout(tile, row, lanes_row, one_warp, rm)).layout,
+      axe::linear::from_linear(axe::linear::blocked_layout(tile, col, lanes_col, one_warp, cm)).layout, tile, warp_level);
+  EXPECT_EQ(shuffles.mechanism, axe::linear::Mechanism::shuffles);
+  EXPECT_FALSE(axe::codegen::packable(shuffles, 1));
   // Packed registers are for vectors of elements under 4 bytes.
   const Element f32(4, Element::Kind::integer, "raw");
   linear::expect_error([&] { transpose_kernel(f32, TransposeTile{64, 128, 4, false, 16, true}, TransposeAccess::vectors); },

@@ -95,8 +95,8 @@ std::string emit_conversion(const linear::ConvertPlan& plan, std::span<const std
                             std::int64_t element_bytes, std::string_view name, bool packed = false);
 
 // Whether emit_conversion can run `plan` on packed registers: elements under 4 bytes, register
-// counts whole words, and only renames, barriers and shared stores and loads (no selects, shuffles
-// or ldmatrix) in a single repetition.
+// counts (and every rename's) whole words, and only renames, barriers and shared stores and loads
+// (no selects, shuffles or ldmatrix) in a single repetition.
 bool packable(const linear::ConvertPlan& plan, std::int64_t element_bytes);
 
 // Loads (stores) the tile held row-major at `tile` into (from) the registers of `threads`:
