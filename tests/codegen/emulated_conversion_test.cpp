@@ -41,23 +41,7 @@ std::string check_plan(const RandomPlan& p, const std::filesystem::path& dir, in
   if (!ran.empty()) return ran;
   const std::string got = emulator::slurp(dump_file);
   if (static_cast<std::int64_t>(got.size()) != k.threads * regs * es) return "a dump of " + std::to_string(got.size()) + " bytes";
-  for (std::int64_t t = 0; t < k.threads; ++t) {
-    const std::int64_t lane = t % 32, warp = t / 32;
-    if (lane >= cols.lanes()) continue;  // lanes the layout leaves out hold nothing
-    std::uint64_t tx = 0;
-    for (std::size_t b = 0; b < cols.lane.size(); ++b) if (lane >> b & 1) tx ^= cols.lane[b];
-    for (std::size_t b = 0; b < cols.warp.size(); ++b) if (warp >> b & 1) tx ^= cols.warp[b];
-    for (std::int64_t r = 0; r < regs; ++r) {
-      std::uint64_t x = tx;
-      for (std::size_t b = 0; b < cols.m.size(); ++b) if (r >> b & 1) x ^= cols.m[b];
-      if (std::memcmp(in.data() + x * static_cast<std::uint64_t>(es), got.data() + (t * regs + r) * es,
-                      static_cast<std::size_t>(es)) != 0) {
-        return "warp " + std::to_string(warp) + ", lane " + std::to_string(lane) + ", register " + std::to_string(r) +
-               ": not element " + std::to_string(x);
-      }
-    }
-  }
-  return "";
+  return check_dump(cols, in, reinterpret_cast<const unsigned char*>(got.data()), k.threads, es);
 }
 
 TEST(EmulatedConversions, RandomPlansReproduceTheDestination) {

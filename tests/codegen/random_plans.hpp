@@ -2,6 +2,7 @@
 // (tests/cuda/generated_kernels_test.cpp) and on the host emulator (tests/codegen/).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,6 +57,32 @@ inline std::string label(const RandomPlan& p) {
   return to_string(p.from) + " -> " + to_string(p.to) + " on (" + std::to_string(p.shape[0]) + "," +
          std::to_string(p.shape[1]) + "), " + p.element.name + ", budget " +
          std::to_string(p.options.shared_budget_bytes);
+}
+
+// "" when `dump` (thread t's register r at element t * RB + r, RB = `to`'s registers, `threads`
+// threads) holds, at every thread and register the layout `to` uses, the element of `in` it
+// places there (replicas included; lanes beyond the layout's hold nothing); else the first
+// difference. Elements of `es` bytes.
+inline std::string check_dump(const axe::codegen::ThreadColumns& to, const std::vector<unsigned char>& in,
+                              const unsigned char* dump, std::int64_t threads, std::int64_t es) {
+  const std::int64_t regs = to.registers();
+  for (std::int64_t t = 0; t < threads; ++t) {
+    const std::int64_t lane = t % 32, warp = t / 32;
+    if (lane >= to.lanes()) continue;
+    std::uint64_t tx = 0;
+    for (std::size_t b = 0; b < to.lane.size(); ++b) if (lane >> b & 1) tx ^= to.lane[b];
+    for (std::size_t b = 0; b < to.warp.size(); ++b) if (warp >> b & 1) tx ^= to.warp[b];
+    for (std::int64_t r = 0; r < regs; ++r) {
+      std::uint64_t x = tx;
+      for (std::size_t b = 0; b < to.m.size(); ++b) if (r >> b & 1) x ^= to.m[b];
+      const auto want = in.begin() + static_cast<std::ptrdiff_t>(x) * es;
+      if (!std::equal(want, want + es, dump + (t * regs + r) * es)) {
+        return "warp " + std::to_string(warp) + ", lane " + std::to_string(lane) + ", register " + std::to_string(r) +
+               ": not element " + std::to_string(x);
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace axe::test::codegen

@@ -13,22 +13,12 @@
 #include <thread>
 #include <vector>
 
-#if ES == 1
-typedef unsigned char T;
-#elif ES == 2
-typedef unsigned short T;
-#elif ES == 4
-typedef unsigned int T;
-#else
-typedef unsigned long long T;
-#endif
-
 int main(int argc, char** argv) {
   if (argc != 5) return 2;
   std::ifstream f(argv[1], std::ios::binary);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
-  std::vector<T> in(bytes.size() / sizeof(T)), dump(static_cast<std::size_t>(atoll(argv[4])));
-  std::memcpy(in.data(), bytes.data(), in.size() * sizeof(T));
+  std::vector<axe_element_t> in(bytes.size() / sizeof(axe_element_t)), dump(static_cast<std::size_t>(atoll(argv[4])));
+  std::memcpy(in.data(), bytes.data(), in.size() * sizeof(axe_element_t));
   const int threads = atoi(argv[3]);
   std::barrier<> cta(threads);
   axe_cta_barrier = &cta;
@@ -43,6 +33,6 @@ int main(int argc, char** argv) {
   }
   for (auto& x : th) x.join();
   std::ofstream(argv[2], std::ios::binary).write(reinterpret_cast<const char*>(dump.data()),
-                                                 static_cast<std::streamsize>(dump.size() * sizeof(T)));
+                                                 static_cast<std::streamsize>(dump.size() * sizeof(axe_element_t)));
   return 0;
 }

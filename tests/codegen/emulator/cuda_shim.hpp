@@ -60,3 +60,14 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
 }
 
 alignas(16) inline unsigned char smem[1 << 18];
+
+// The element type of the kernel under test, by its size ES (the test's compile line sets it).
+#if ES == 1
+typedef unsigned char axe_element_t;
+#elif ES == 2
+typedef unsigned short axe_element_t;
+#elif ES == 4
+typedef unsigned int axe_element_t;
+#else
+typedef unsigned long long axe_element_t;
+#endif

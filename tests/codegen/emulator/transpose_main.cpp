@@ -13,28 +13,18 @@
 #include <thread>
 #include <vector>
 
-#if ES == 1
-typedef unsigned char T;
-#elif ES == 2
-typedef unsigned short T;
-#elif ES == 4
-typedef unsigned int T;
-#else
-typedef unsigned long long T;
-#endif
-
 int main(int argc, char** argv) {
   if (argc != 10) return 2;
   const long long B = atoll(argv[1]), A = atoll(argv[2]), sb = atoll(argv[3]), da = atoll(argv[4]),
                   soff = atoll(argv[5]), doff = atoll(argv[6]);
   const int threads = atoi(argv[7]);
   const long long ta = atoll(argv[8]), tb = atoll(argv[9]);
-  std::vector<T> src(static_cast<std::size_t>(soff + B * sb + 8)), dst(static_cast<std::size_t>(doff + A * da + 8));
+  std::vector<axe_element_t> src(static_cast<std::size_t>(soff + B * sb + 8)), dst(static_cast<std::size_t>(doff + A * da + 8));
   std::mt19937_64 rng(20261128);
-  for (auto& x : src) x = static_cast<T>(rng());
-  for (auto& x : dst) x = static_cast<T>(0x5a5a5a5a5a5a5a5aull);
-  const std::vector<T> src0 = src;
-  std::vector<T> expect = dst;
+  for (auto& x : src) x = static_cast<axe_element_t>(rng());
+  for (auto& x : dst) x = static_cast<axe_element_t>(0x5a5a5a5a5a5a5a5aull);
+  const std::vector<axe_element_t> src0 = src;
+  std::vector<axe_element_t> expect = dst;
   for (long long b = 0; b < B; ++b)
     for (long long a = 0; a < A; ++a) expect[static_cast<std::size_t>(doff + a * da + b)] = src[static_cast<std::size_t>(soff + b * sb + a)];
   axe_transpose_desc d{};
