@@ -6,7 +6,9 @@
 # suite on 2 ranks, the start-up calibration on 2 ranks and the fault tests under mpirun. Only
 # their targets are built, so the stage fits CI's time. Left out: the install-tree consumer, the
 # runtime suite on 4 and 8 ranks (the same code as on 2 ranks, slower under ASan when
-# oversubscribed on 2 cores) and the examples. Open MPI's own leaks are suppressed by
+# oversubscribed on 2 cores), the examples, and the emulator tests of generated kernels
+# (tests/codegen/emulated_*: the kernels they compile and run carry no sanitizer, and they take
+# 20-25 s each; the test stage runs them). Open MPI's own leaks are suppressed by
 # tests/sanitize/lsan.supp.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +24,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # The host suites: fast (frame-pointer) unwinding, as they allocate in hot loops (full unwinding
 # on every malloc made the layout property tests 150x slower than without ASan).
 ASAN_OPTIONS="$asan" LSAN_OPTIONS="print_suppressions=0" \
-  ctest --test-dir "$dir" --output-on-failure -j"$jobs" -L "^($(echo $suites | tr ' ' '|'))$"
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs" -L "^($(echo $suites | tr ' ' '|'))$" -E '^Emulated'
 # The MPI programs: full unwinding, since Open MPI is built without frame pointers and its leaks
 # are matched by the library names deep in their stacks (lsan.supp); its components stay loaded,
 # so those names show.
