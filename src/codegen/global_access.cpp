@@ -112,7 +112,7 @@ void emit_access(std::ostringstream& o, bool load, const std::string& t, const C
   thread_terms(o, c, "tx", "ty");
   if (!edge) o << "  const long long base = tx + ty * stride;\n";
   const std::int64_t v = edge ? 1 : vector;
-  const std::int64_t vbytes = v * static_cast<std::int64_t>(t == "unsigned char" ? 1 : t == "unsigned short" ? 2 : t == "unsigned int" ? 4 : 8);
+  const std::int64_t vbytes = v * es;
   const char* vt = vbytes == 16 ? "uint4" : vbytes == 8 ? "uint2" : nullptr;
   for (std::int64_t r = 0; r < registers; r += v) {
     const auto ur = static_cast<std::uint64_t>(r);

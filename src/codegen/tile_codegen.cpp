@@ -162,6 +162,14 @@ namespace {
 using internal::ElementSource;
 using internal::assemble_word;
 
+// The register bits whose column is zero: a register differing from its twin (these bits clear)
+// only in them holds the same element (a broadcast).
+std::uint64_t broadcast_bits(const Pattern& p) {
+  std::uint64_t z = 0;
+  for (std::size_t b = 0; b < p.m.size(); ++b) z |= std::uint64_t{p.m[b] == 0} << b;
+  return z;
+}
+
 class Emitter {
  public:
   explicit Emitter(std::int64_t element_bytes, bool packed = false)
@@ -230,11 +238,7 @@ class Emitter {
     const std::string t = thread_term(p);
     if (!guard.empty()) out_ << "  if (" << guard << ") {\n";
     std::int64_t instructions = 0;
-    const std::uint64_t broadcast_m = [&] {
-      std::uint64_t z = 0;
-      for (std::size_t b = 0; b < p.m.size(); ++b) z |= std::uint64_t{p.m[b] == 0} << b;
-      return z;
-    }();
+    const std::uint64_t broadcast_m = broadcast_bits(p);
     for (std::int64_t r0 = 0; r0 < count; ++r0) {
       const auto r = static_cast<std::uint64_t>(r0);
       if (r & in_vector) continue;  // reached through its group's first register
@@ -322,11 +326,7 @@ class Emitter {
     out_ << "  {\n";
     const std::string t = thread_term(p);
     if (!guard.empty()) out_ << "  if (" << guard << ") {\n";
-    const std::uint64_t broadcast_m = [&] {
-      std::uint64_t z = 0;
-      for (std::size_t b = 0; b < p.m.size(); ++b) z |= std::uint64_t{p.m[b] == 0} << b;
-      return z;
-    }();
+    const std::uint64_t broadcast_m = broadcast_bits(p);
     std::vector<ElementSource> from(static_cast<std::size_t>(count));  // loads: each register's source
     std::int64_t instructions = 0;
     const std::int64_t vbytes = g.width * es_, nw = std::max<std::int64_t>(1, vbytes / 4);
