@@ -1,12 +1,69 @@
 // Global-memory accesses of a thread layout in generated kernels (codegen/global_access.hpp).
 #include "codegen/global_access.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace axe::codegen::internal {
+
+namespace {
+
+std::string hex_word(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v << "u";
+  return s.str();
+}
+
+}  // namespace
+
+std::string assemble_word(const std::vector<ElementSource>& elements, std::int64_t element_bytes) {
+  const std::int64_t per = 4 / element_bytes;
+  // Byte b of the word: byte `byte` of word `word` (an expression), "0u" for a zero byte.
+  struct Byte {
+    std::string word;
+    std::int64_t byte = 0;
+  };
+  std::vector<Byte> bytes;
+  for (std::int64_t k = 0; k < per; ++k) {
+    const ElementSource& e = k < static_cast<std::int64_t>(elements.size()) ? elements[static_cast<std::size_t>(k)]
+                                                                            : ElementSource{};
+    for (std::int64_t j = 0; j < element_bytes; ++j) {
+      if (e.index < 0) {
+        bytes.push_back({"0u", 0});
+      } else {
+        bytes.push_back({e.words + "[" + std::to_string(e.index / per) + "]", (e.index % per) * element_bytes + j});
+      }
+    }
+  }
+  auto words_of = [&](std::size_t from, std::size_t to) {
+    std::vector<std::string> w;
+    for (std::size_t b = from; b < to; ++b) {
+      if (std::find(w.begin(), w.end(), bytes[b].word) == w.end()) w.push_back(bytes[b].word);
+    }
+    return w;
+  };
+  // __byte_perm(x, y, s): byte b of the result is byte (s >> 4b & 7) of y:x.
+  auto perm = [&](std::size_t from, std::size_t to, const std::vector<std::string>& w) {
+    std::uint64_t sel = 0;
+    for (std::size_t b = from; b < to; ++b) {
+      const std::uint64_t nib = static_cast<std::uint64_t>(bytes[b].byte) + (bytes[b].word == w[0] ? 0 : 4);
+      sel |= nib << (4 * (b - from));
+    }
+    return "__byte_perm(" + w[0] + ", " + (w.size() > 1 ? w[1] : w[0]) + ", " + hex_word(sel) + ")";
+  };
+  const std::vector<std::string> all = words_of(0, 4);
+  if (all.size() == 1) {
+    bool in_place = true;
+    for (std::size_t b = 0; b < 4; ++b) in_place = in_place && bytes[b].byte == static_cast<std::int64_t>(b);
+    if (in_place) return all[0];
+  }
+  if (all.size() <= 2) return perm(0, 4, all);
+  return "__byte_perm(" + perm(0, 2, words_of(0, 2)) + ", " + perm(2, 4, words_of(2, 4)) + ", 0x5410u)";
+}
+
 
 int log2_of(std::int64_t v) { return std::countr_zero(static_cast<std::uint64_t>(v)); }
 

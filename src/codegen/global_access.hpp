@@ -24,7 +24,7 @@ struct ElementSource {
 
 // The expression of one packed word assembled from `elements` (its elements in order, missing
 // ones zero): the source word itself when it is that word in order, else one __byte_perm of up to
-// two source words, or three for bytes from more (tile_codegen.cpp).
+// two source words, or three for bytes from more.
 std::string assemble_word(const std::vector<ElementSource>& elements, std::int64_t element_bytes);
 
 // The columns of a thread layout split into the tile's two coordinates: for each hardware bit,
