@@ -149,20 +149,25 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   for (std::int64_t e : {ta, tile.rows, tile.warps}) {
     if (!power_of_two(e)) fail("copy tile extents, rows and warps must be powers of two");
   }
-  if (ta < v || ta > 32 * v) {
-    fail("a copy tile of " + std::to_string(ta) + " elements along its run holds " + std::to_string(v) +
-         "-element vectors on 1 to 32 lanes only");
+  if (ta < v || ta > kMaxCopyVectorsAlongA * v) {
+    fail("a copy tile of " + std::to_string(ta) + " elements along its run holds 1 to " +
+         std::to_string(kMaxCopyVectorsAlongA) + " " + std::to_string(v) + "-element vectors along it");
   }
-  const std::int64_t la = ta / v, lb = 32 / la;
+  // Lanes along a first (la), then registers (ka vectors a lane) where the tile is wider than a warp.
+  const std::int64_t la = std::min<std::int64_t>(32, ta / v), lb = 32 / la;
+  if (ta / (v * la) * tile.rows > kMaxCopyVectorsPerThread) {
+    fail("a copy tile of " + std::to_string(ta) + " x " + std::to_string(tile.rows) + " rows gives a thread " +
+         std::to_string(ta / (v * la) * tile.rows) + " vectors, over " + std::to_string(kMaxCopyVectorsPerThread));
+  }
   const bool words = access == TransposeAccess::realigned;
   k.tile_a = ta;
   k.tile_b = tile.rows * lb * tile.warps;
   k.threads = 32 * tile.warps;
   // The layout's shape: elements (vectors of V), or destination words (one per register).
-  const std::int64_t wa = words ? la : ta;
+  const std::int64_t wa = words ? ta / v : ta;
   const std::vector<std::int64_t> shape{k.tile_b, wa};
   // One layout for both sides: V consecutive a per vector, la lanes along a first, then lanes and
-  // warps down b, repeated R times down b (a thread's rows are lb x W apart, so each warp access
+  // warps down b, repeated along a where the tile is wider than 32 vectors, then R times down b (a thread's rows are lb x W apart, so each warp access
   // covers whole rows or runs of consecutive rows: rows per thread inside the lanes, blocked
   // [R, V], made a warp's 16-byte pieces of one 64-byte packed row land in four instructions and
   // ran a 16-byte-run pack at 19.5% of memcpy against 65.5% for the box kernel, kernel_bench on
@@ -256,7 +261,7 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
       << "    const " << t << "* s = base + so + b0 * sd.sb;\n"
       << "    " << t << "* o = dst + dof + b0 * sd.db;\n"
       << "    axe_copy_words((const unsigned char*)s, (unsigned char*)o, sd.sb * " << es << "ll, sd.db * " << es
-      << "ll, sd.A * " << es << "ll, ia * " << la << "ll, sd.B - b0, (unsigned long long)(base + sd.smin), "
+      << "ll, sd.A * " << es << "ll, ia * " << wa << "ll, sd.B - b0, (unsigned long long)(base + sd.smin), "
       << "(unsigned long long)(base + sd.smax + 1), lane, warp);\n  }\n}\n";
   } else {
     o << "    const long long a0 = ia * " << ta << "ll;\n"

@@ -79,6 +79,27 @@ TEST(CopyKernel, ScalarAndRealignedAccesses) {
   EXPECT_NE(r.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << r.source;  // lane 8: next row
 }
 
+// A tile wider than a warp's vectors: 32 lanes along the run, then registers. f32 vectors on a
+// 512-element tile: 4 vectors a lane (lane l at elements 4 l, 4 l + 128, + 256, + 384), 2 rows,
+// 4 warps down the rows: 8 rows of 512, 32 registers a thread, 8 whole-vector loads.
+TEST(CopyKernel, WideTileRepeatsAlongTheRun) {
+  const auto k = copy_kernel(kRaw4, CopyTile{512, 2, 4}, TransposeAccess::vectors);
+  EXPECT_EQ(k.tile_a, 512);
+  EXPECT_EQ(k.tile_b, 8);
+  EXPECT_EQ(k.threads, 128);
+  EXPECT_EQ(k.registers, 32);
+  EXPECT_EQ(count_of(k.source, "reinterpret_cast<const uint4*>(p + base"), 8) << k.source;
+  EXPECT_NE(k.source.find("p + base + (384ll + 0ll * stride)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("p + base + (384ll + 4ll * stride)"), std::string::npos) << k.source;
+  // Realigned: 64 words of 16-bit elements, 2 a lane (words l and l + 32).
+  const auto r = copy_kernel(Element(2, Element::Kind::integer, "raw"), CopyTile{512, 1, 2}, TransposeAccess::realigned);
+  EXPECT_EQ(r.tile_a, 512);
+  EXPECT_EQ(r.tile_b, 2);
+  EXPECT_EQ(r.registers, 16);
+  EXPECT_EQ(count_of(r.source, "axe_store_range(wd["), 2) << r.source;
+  EXPECT_NE(r.source.find("a0w + tx + 32ll"), std::string::npos) << r.source;
+}
+
 // The default tile: the largest power of two within the shortest run, between one vector and 32.
 TEST(CopyKernel, DefaultTileFollowsTheRun) {
   EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 4096).a, 128);
@@ -93,10 +114,13 @@ TEST(CopyKernel, DefaultTileFollowsTheRun) {
 TEST(CopyKernel, BadTilesAreClearErrors) {
   std::string e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{3, 4, 8}, TransposeAccess::vectors); });
   EXPECT_NE(e.find("powers of two"), std::string::npos) << e;
-  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{256, 4, 8}, TransposeAccess::vectors); });
-  EXPECT_NE(e.find("on 1 to 32 lanes only"), std::string::npos) << e;
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{4096, 1, 8}, TransposeAccess::vectors); });
+  EXPECT_NE(e.find("holds 1 to 512 4-element vectors along it"), std::string::npos) << e;
   e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{2, 4, 8}, TransposeAccess::vectors); });
-  EXPECT_NE(e.find("on 1 to 32 lanes only"), std::string::npos) << e;
+  EXPECT_NE(e.find("holds 1 to 512 4-element vectors along it"), std::string::npos) << e;
+  // 8 vectors along the run a lane, 4 rows: 32 vectors a thread.
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{1024, 4, 8}, TransposeAccess::vectors); });
+  EXPECT_NE(e.find("gives a thread 32 vectors, over 16"), std::string::npos) << e;
   const Element e3(3, Element::Kind::integer, "raw");
   e = axe::test::error_of([&] { copy_kernel(e3, CopyTile{}, TransposeAccess::scalar); });
   EXPECT_NE(e.find("not 1, 2, 4 or 8 bytes"), std::string::npos) << e;

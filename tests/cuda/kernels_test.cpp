@@ -805,10 +805,11 @@ Case contiguous_case(std::mt19937_64& rng, int n) {
 
 // copy_generated on pack, unpack and copy lists against the host (check_case, poisoned
 // destinations), on base pointers 0, 1 and 3 elements past an aligned address: the runtime's
-// choice of access and tile, then realigned words and scalar accesses forced, and the smallest and
-// largest tiles (one lane along the run, one row and warp; 32 lanes, 8 rows, 8 warps), so full
-// tiles, cut tiles, batches and many boxes per launch all run. Aligned lists (offsets, strides
-// and pointers in 16-byte units) also take the vector kernel.
+// choice of access and tile, then realigned words and scalar accesses forced, the smallest and
+// largest tiles (one lane along the run, one row and warp; 32 lanes, 8 rows, 8 warps) and tiles
+// wider than a warp's vectors (registers along the run), so full tiles, cut tiles, batches and
+// many boxes per launch all run. Aligned lists (offsets, strides and pointers in 16-byte units)
+// also take the vector kernel, on its default and a wide tile.
 TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
@@ -822,9 +823,11 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
   const Way ways[] = {{}, {TransposeAccess::realigned, {}}, {TransposeAccess::scalar, {}},
                       {TransposeAccess::realigned, codegen::CopyTile{v, 1, 1}},
                       {TransposeAccess::scalar, codegen::CopyTile{1, 1, 1}},
-                      {TransposeAccess::realigned, codegen::CopyTile{32 * v, 8, 8}}};
-  for (int rep = 0; rep < 18; ++rep) {
-    const Way& w = ways[rep % 6];
+                      {TransposeAccess::realigned, codegen::CopyTile{32 * v, 8, 8}},
+                      {TransposeAccess::realigned, codegen::CopyTile{128 * v, 2, 4}},
+                      {TransposeAccess::scalar, codegen::CopyTile{256, 1, 8}}};
+  for (int rep = 0; rep < 24; ++rep) {
+    const Way& w = ways[rep % 8];
     const std::int64_t mis = rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3;  // elements
     CopyFn fn = [&](const BoxList& l, const void* s, void* d) {
       ASSERT_TRUE(copy_generated_fits(l));
@@ -854,8 +857,9 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
     c.src_elems = so;
     c.dst_elems = dof;
     const bool vectors = rep % 2 == 0;
+    const codegen::CopyTile wide{64 * v, 2, 4};  // 2 vectors along the run a lane
     CopyFn fn = [&](const BoxList& l, const void* s, void* d) {
-      copy_generated(l, s, d, nullptr, nullptr, nullptr,
+      copy_generated(l, s, d, nullptr, nullptr, rep == 2 || rep == 4 ? &wide : nullptr,
                      vectors ? std::optional{TransposeAccess::vectors} : std::nullopt);
     };
     check_case(dt, c, 0, rng, fn);

@@ -4,8 +4,9 @@
 // A box whose innermost mode `a` is contiguous on both sides is cut into tiles of tile.b rows (its
 // next mode out, `b`, with strides sb and db) by tile.a elements of a; any other modes are a batch.
 // A tile is loaded in one thread layout, blocked [1, V] / [32 / la, la] / [W, 1] order [1, 0] over
-// (b, a) repeated R times down b: V consecutive elements of a per vector (16 bytes), la lanes along
-// a first, then lanes and warps down b. It is stored in the same layout, so the conversion between the
+// (b, a), la = min(32, tile.a / V), repeated along a where the tile is wider than 32 vectors, then R
+// times down b: V consecutive elements of a per vector (16 bytes), la lanes along a first, then
+// lanes and warps down b. It is stored in the same layout, so the conversion between the
 // two sides is the identity (no shared memory, no exchange) and both global sides are coalesced
 // and vectorised by the layout. The thread mapping is that layout, not index arithmetic.
 //
@@ -16,7 +17,7 @@
 // words within the box's source span (smin .. smax: bytes between two of its elements are inside
 // the buffer), pieces of the row's own bytes only past it; the words at a destination row's ends
 // are written in pieces of the row's bytes. A row of L bytes touches at most (L + 30) / 16 words;
-// tiles_a counts tiles of la words.
+// tiles_a counts tiles of tile.a / V words.
 //
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
 // of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
@@ -53,8 +54,12 @@ struct alignas(16) CopyBoxDesc {
   long long smin = 0, smax = 0;  // the box's lowest and highest source element (offsets)
 };
 
+// A tile holds at most 512 vectors along a and 16 vectors (words) a thread.
+inline constexpr std::int64_t kMaxCopyVectorsAlongA = 512, kMaxCopyVectorsPerThread = 16;
+
 struct CopyTile {
-  std::int64_t a = 0;      // elements along a (a power of two, V .. 32 V; 0: 32 V)
+  std::int64_t a = 0;      // elements along a (a power of two, V .. 512 V; 0: 32 V): lanes along
+                           // a first (up to 32 vectors), then each lane's registers
   std::int64_t rows = 4;   // R: rows of b per thread (a power of two)
   std::int64_t warps = 8;  // W (a power of two)
 };
@@ -78,7 +83,7 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
 // The kernel for `element` (bits only) on `tile` with `access` (vectors: the caller checks that
 // pointers, offsets and the strides of b and the batch are multiples of the 16-byte vector;
 // realigned: 16-byte words whatever the alignment, codegen::TransposeAccess; scalar: one element
-// per access). Throws axe::Error for extents that are not powers of two or outside the ranges above.
+// per access). Throws axe::Error for extents that are not powers of two or outside the limits above.
 CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access);
 
 }  // namespace axe::codegen
