@@ -2,10 +2,13 @@
 // std::thread per CUDA thread, std::barrier for __syncthreads and __syncwarp (a CTA's threads all
 // wait), one shared buffer (CTAs run one at a time), and shuffles through a slot per thread
 // between two CTA-wide barriers (generated code shuffles on every thread of the CTA at the same
-// points). Not emulated: inline PTX (ldmatrix), __ldg and funnel shifts (realigned words).
+// points); ballots through the same slots between two barriers of the warp (a copy kernel's first
+// warp alone searches its box table). Not emulated: inline PTX (ldmatrix).
 #pragma once
 
+#include <algorithm>
 #include <barrier>
+#include <bit>
 #include <cstdint>
 
 struct uint4 {
@@ -18,9 +21,25 @@ struct axe_dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
 inline thread_local axe_dim3 threadIdx, blockIdx;
-inline axe_dim3 gridDim;
+inline axe_dim3 gridDim, blockDim;  // set by the main before a launch
 inline std::barrier<>* axe_cta_barrier = nullptr;
+inline std::barrier<>* axe_warp_barriers[32] = {};  // one per warp of 32 threads, where ballots are used
 inline std::uint64_t axe_shuffle_slots[1024];
+
+using std::max;
+using std::min;
+
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
+inline int __clz(unsigned x) { return std::countl_zero(x); }
+// The low 32 bits of hi:lo shifted right by (s & 31).
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  return static_cast<unsigned>((static_cast<std::uint64_t>(hi) << 32 | lo) >> (s & 31u));
+}
+template <class T>
+T __ldg(const T* p) {
+  return *p;
+}
 
 #define __device__
 #define __global__
@@ -49,6 +68,21 @@ V __shfl_sync(unsigned, V v, unsigned lane) {
 template <class V>
 V __shfl_xor_sync(unsigned, V v, unsigned mask) {
   return axe_shuffle(v, (threadIdx.x & 31u) ^ mask);
+}
+template <class V>
+V __shfl_up_sync(unsigned, V v, unsigned delta, int width) {
+  const unsigned l = threadIdx.x & 31u, w = static_cast<unsigned>(width);
+  return axe_shuffle(v, l % w >= delta ? l - delta : l);
+}
+inline unsigned __ballot_sync(unsigned, bool pred) {
+  const unsigned t = threadIdx.x;
+  std::barrier<>* warp = axe_warp_barriers[t / 32];
+  axe_shuffle_slots[t] = pred;
+  warp->arrive_and_wait();
+  unsigned r = 0;
+  for (unsigned l = 0; l < 32; ++l) r |= static_cast<unsigned>(axe_shuffle_slots[(t & ~31u) + l] != 0) << l;
+  warp->arrive_and_wait();
+  return r;
 }
 
 // Byte n of the result is byte (s >> 4n) & 7 of the eight bytes y:x (x's byte 0 first).

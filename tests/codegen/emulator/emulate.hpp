@@ -24,21 +24,26 @@ inline std::string slurp(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
+// A log's first 3000 characters (a sanitizer's report is longer).
+inline std::string log_head(const std::filesystem::path& p) { return slurp(p).substr(0, 3000); }
+
 // Writes `source` to DIR/NAME.cu, compiles it with the host compiler into the main `main_file`
-// (a file of tests/codegen/emulator, which includes KERNEL) with element size `es`, and runs it
-// with `args`. "" when both succeed; else what failed, with the compiler's or the program's output.
+// (a file of tests/codegen/emulator, which includes KERNEL) with element size `es` and the compiler
+// flags `flags`, and runs it with `args`. "" when both succeed; else what failed, with the
+// compiler's or the program's output.
 inline std::string compile_and_run(const std::filesystem::path& dir, const std::string& name, const std::string& source,
-                                   const char* main_file, std::int64_t es, const std::string& args) {
+                                   const char* main_file, std::int64_t es, const std::string& args,
+                                   const std::string& flags = "") {
   const std::string emulator = std::string(AXE_SOURCE_DIR) + "/tests/codegen/emulator";
   const auto src = dir / (name + ".cu"), bin = dir / name, log = dir / (name + ".log");
   std::ofstream(src) << source;
-  const std::string compile = std::string("\"") + AXE_HOST_CXX + "\" -std=c++20 -O1 -w -pthread -I\"" + emulator +
+  const std::string compile = std::string("\"") + AXE_HOST_CXX + "\" -std=c++20 -O1 -w -pthread " + flags + " -I\"" + emulator +
                               "\" -DES=" + std::to_string(es) + " '-DKERNEL=\"" + src.string() + "\"' \"" + emulator +
                               "/" + main_file + "\" -o \"" + bin.string() + "\" > \"" + log.string() + "\" 2>&1";
-  if (std::system(compile.c_str()) != 0) return "the host compiler failed: " + slurp(log);
+  if (std::system(compile.c_str()) != 0) return "the host compiler failed: " + log_head(log);
   const std::string run = "\"" + bin.string() + "\" " + args + " > \"" + log.string() + "\" 2>&1";
   const int rc = std::system(run.c_str());
-  return rc == 0 ? "" : "exit status " + std::to_string(rc) + ": " + slurp(log);
+  return rc == 0 ? "" : "exit status " + std::to_string(rc) + ": " + log_head(log);
 }
 
 }  // namespace axe::test::emulator
