@@ -36,6 +36,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -170,12 +171,20 @@ int main(int argc, char** argv) {
                         std::vector<codegen::TransposeAccess> accesses) {
     if (sweeps != Sweeps::all) return;
     const std::int64_t v = 16 / size_of(l.dtype());
+    std::int64_t run = INT64_MAX;  // the shortest run: tiles over twice as wide are skipped
+    for (const Transfer& t : l.boxes()) run = std::min(run, t.extents.back());
     for (auto access : accesses) {
       const std::int64_t w = access == codegen::TransposeAccess::scalar ? 1 : v;
+      // Up to a warp's vectors along the run, then wider: registers along it (a lane's vectors
+      // 32 apart), one or two rows a thread.
       for (const codegen::CopyTile& t : {codegen::CopyTile{4 * w, 4, 8}, codegen::CopyTile{8 * w, 4, 8},
                                          codegen::CopyTile{8 * w, 2, 8}, codegen::CopyTile{16 * w, 4, 8},
                                          codegen::CopyTile{32 * w, 4, 8}, codegen::CopyTile{32 * w, 2, 8},
-                                         codegen::CopyTile{32 * w, 4, 4}}) {
+                                         codegen::CopyTile{32 * w, 4, 4}, codegen::CopyTile{64 * w, 2, 8},
+                                         codegen::CopyTile{128 * w, 1, 8}, codegen::CopyTile{128 * w, 2, 8},
+                                         codegen::CopyTile{256 * w, 1, 8}, codegen::CopyTile{512 * w, 1, 8},
+                                         codegen::CopyTile{256 * w, 1, 4}}) {
+        if (t.a > 2 * run) continue;
         rows.push_back({name + " generated a=" + std::to_string(t.a) + " " + std::to_string(t.rows) + "x" +
                             std::to_string(t.warps) + " " + std::string(to_string(access)),
                         double(l.elements() * size_of(l.dtype())),
@@ -265,7 +274,8 @@ int main(int argc, char** argv) {
                       double(bytes), median_ms([&] { transform_generated(t, dt, a, b, s); }, s), mc});
     }
     // The generated transpose's tile, per dtype (tile b x a, warps): on the square and on "wide"
-    // 4096 x 65536 (fewer rows for wider types; 16-byte vectors), tiles along a first; and on the
+    // 4096 x 65536 (fewer rows for wider types; 16-byte vectors), tiles along a first, a few along b
+    // first; and on the
     // large uneven box (R x 16383 at offset 1, as below) with realigned words, then scalar (rows
     // ending "scalar"), each tile along a first and along b first (rows ending "b-first"). Tiles
     // the kernel cannot take are skipped, with the reason on stderr.
@@ -280,6 +290,11 @@ int main(int argc, char** argv) {
         {128, 64, 4, false, 16, true}, {128, 128, 4, false, 16, true}, {64, 64, 2, false, 16, true},
         {128, 64, 8, false, 16, true}, {128, 128, 8, false, 16, true}, {64, 128, 4, false, 16, true},
         {128, 64, 8, false, 8, true}};
+    // Along b first on the aligned boxes (rows ending "b-first"; Triton's transpose walks its
+    // blocks that way): the defaults and Triton's best blocks.
+    const std::vector<codegen::TransposeTile> aligned_b_first_tiles{
+        {64, 64, 8, true},  {64, 128, 4, true}, {128, 64, 4, true}, {128, 128, 4, true},
+        {128, 128, 8, true}, {32, 64, 4, true}, {128, 128, 4, true, 16, true}, {128, 128, 8, true, 16, true}};
     const std::vector<codegen::TransposeTile> uneven_tiles{
         {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8},
         {128, 32, 4}};  // the last: Triton's best u8 block on this box (32 rows by 128 columns)
@@ -297,8 +312,10 @@ int main(int argc, char** argv) {
       struct Sweep { Transfer t; TransposeAccess access; bool b_first; };
       std::vector<Sweep> sweeps_of;
       if (sweeps == Sweeps::all) {
-        sweeps_of.push_back({sq, TransposeAccess::vectors, false});
-        sweeps_of.push_back({wide, TransposeAccess::vectors, false});
+        for (bool b_first : {false, true}) {
+          sweeps_of.push_back({sq, TransposeAccess::vectors, b_first});
+          sweeps_of.push_back({wide, TransposeAccess::vectors, b_first});
+        }
       }
       if (sweeps != Sweeps::none) {
         for (auto access : {TransposeAccess::realigned, TransposeAccess::scalar})
@@ -308,7 +325,7 @@ int main(int argc, char** argv) {
         const Transfer& t = w.t;
         const std::int64_t bytes = t.extents[0] * t.extents[1] * es;
         const double mc = memcpy_ms(bytes);
-        for (codegen::TransposeTile tile : t.src_offset ? uneven_tiles : tiles) {
+        for (codegen::TransposeTile tile : t.src_offset ? uneven_tiles : w.b_first ? aligned_b_first_tiles : tiles) {
           tile.b_first = w.b_first;
           const auto access = w.access;
           const std::string name = "transpose " + std::string(to_string(dt)) +
