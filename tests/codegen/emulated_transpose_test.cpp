@@ -45,8 +45,8 @@ std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
 }
 
 // Every element size with the runtime's tiles (vectors on rows that are whole 16-byte vectors,
-// one element per access on rows at odd offsets), and for 1- and 2-byte elements packed
-// registers, 8-byte vectors and a small tile; the matrices leave cut tiles on both sides.
+// one element per access on rows at odd offsets), and for 1- and 2-byte elements the default's
+// other register form (packed or one element a register), 8-byte vectors and a small tile; the matrices leave cut tiles on both sides.
 TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
   const emulator::TempDir dir;
   std::vector<Case> cases;
@@ -57,9 +57,9 @@ TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
     cases.push_back({es, vt, TransposeAccess::vectors, B, A, A + 2 * v, B + v, v, 0});
     cases.push_back({es, st, TransposeAccess::scalar, 301, 77, 79, 303, 1, 1});
     if (es <= 2) {
-      TransposeTile packed = vt;
-      packed.packed = true;
-      cases.push_back({es, packed, TransposeAccess::vectors, 150, 208, 208, 160, 0, 0});
+      TransposeTile other = vt;  // packed registers for 2 bytes, one element a register for 1
+      other.packed = !vt.packed;
+      cases.push_back({es, other, TransposeAccess::vectors, 150, 208, 208, 160, 0, 0});
       cases.push_back({es, TransposeTile{64, 64, 2, false, 16, true}, TransposeAccess::vectors, 100, 96, 96, 112, 16, 0});
       cases.push_back({es, TransposeTile{128, 64, 8, false, 8, true}, TransposeAccess::vectors, 70, 136, 136, 72, 0, 8});
     }
