@@ -127,15 +127,37 @@ void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) 
 }  // namespace
 
 CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run) {
+  const bool words = access == TransposeAccess::realigned;
   const std::int64_t v = access == TransposeAccess::scalar ? 1 : 16 / element_bytes;
-  // Lanes along a: as many as the run fills (a power of two within it), at most the warp. For
-  // destination words too, though a 4094-byte row's 257 words leave 31 of the last tile's 32
+  // Short runs: lanes along a as many as the run fills (a power of two within it), 4 rows a thread.
+  // For destination words too, though a 4094-byte row's 257 words leave 31 of the last tile's 32
   // lanes idle: 8 lanes were slower still (kernel_bench, one H100, 2026-11-27, before source words
   // were read whole: bf16 rows of 2047 unpacked at 60.5% of memcpy with 8 lanes, 77.1% with 32;
   // f32 86.8% with 16, 89.8% with 32).
   std::int64_t a = 32 * v;
   while (a > v && a > run) a /= 2;
-  return CopyTile{a, 4, 8};
+  if (a < 32 * v) return CopyTile{a, 4, 8};
+  // Runs of a warp's vectors and more: ka vectors (words) along the run a lane, 1, 2 or 4, and
+  // rows to hold 8 vectors (4 words) a thread. kernel_bench on one H200, 2026-11-28, 8 warps
+  // (examples/results/1xH200/wide_tiles_2026-11-28/), % of memcpy:
+  // - vectors, f32 runs of 4096 bytes (256 vectors): pack / unpack 93.3 / 93.0% with 4 a lane by 2
+  //   rows, 93.3 / 93.6% with 8 by 1, against 89.4 / 85.0% with 1 by 4 (this default before) and
+  //   91.1 / 90.9% with 4 by 1: the vectors a thread holds count most.
+  // - scalar (f32 rows of 2047): 4 a lane by 2 rows 85.4%, 8 by 1 81.3%, 1 by 4 64.7%.
+  // - words: over 4 a thread spilled (4 by 2: f32 40%); 4 words along the run took every row
+  //   whose tiles were at most a quarter of its words (f32 rows of 513 and 1023 words: 86.8 /
+  //   84.4 / 89.2% pack / unpack / copy against 84.4 / 81.2 / 84.7% with 1 by 4; bf16 rows of 512
+  //   words 88.4% against 82.4%), 2 along it the rows of 257 words (bf16 pack / unpack 82.3 /
+  //   79.8% against 80.4 / 76.7%, u8 copy 81.7% against 76.8%; 4 along it 74.9 / 73.1 / 71.4%),
+  //   1 those of 129 (u8 pack / unpack 75.6 / 70.6%; 2 along it 66.9 / 64.6%).
+  std::int64_t ka = 4;
+  if (words) {
+    const std::int64_t row_words = (run * element_bytes + 30) / 16;
+    while (ka > 1 && 4 * 32 * ka > row_words) ka /= 2;
+    return CopyTile{32 * v * ka, 4 / ka, 8};
+  }
+  while (ka > 1 && 32 * v * ka > run) ka /= 2;
+  return CopyTile{32 * v * ka, ka == 1 ? 4 : 8 / ka, 8};
 }
 
 CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access) {

@@ -100,15 +100,25 @@ TEST(CopyKernel, WideTileRepeatsAlongTheRun) {
   EXPECT_NE(r.source.find("a0w + tx + 32ll"), std::string::npos) << r.source;
 }
 
-// The default tile: the largest power of two within the shortest run, between one vector and 32.
+// The default tile. Short runs: the largest power of two within the run, between one vector and
+// 32, 4 rows. Longer runs: 4, 2 or 1 vectors a lane along the run (as far as the run holds 32 lanes
+// of them) and 8 vectors a thread; realigned words 4 a thread, along the run as far as a tile is
+// at most a quarter of the row's (L + 30) / 16 words.
 TEST(CopyKernel, DefaultTileFollowsTheRun) {
-  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 4096).a, 128);
-  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 16).a, 16);
-  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 100).a, 64);
-  EXPECT_EQ(default_copy_tile(4, TransposeAccess::vectors, 3).a, 4);  // one vector at least
-  EXPECT_EQ(default_copy_tile(2, TransposeAccess::realigned, 2047).a, 256);
-  EXPECT_EQ(default_copy_tile(2, TransposeAccess::realigned, 20).a, 16);
-  EXPECT_EQ(default_copy_tile(1, TransposeAccess::scalar, 2047).a, 32);
+  auto is = [](CopyTile t, std::int64_t a, std::int64_t rows) { return t.a == a && t.rows == rows && t.warps == 8; };
+  EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::vectors, 16), 16, 4));
+  EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::vectors, 100), 64, 4));
+  EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::vectors, 3), 4, 4));  // one vector at least
+  EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::vectors, 128), 128, 4));   // 32 lanes, 1 a lane
+  EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::vectors, 256), 256, 4));   // 2 a lane, 4 rows
+  EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::vectors, 4096), 512, 2));  // 4 a lane, 2 rows
+  EXPECT_TRUE(is(default_copy_tile(1, TransposeAccess::scalar, 2047), 128, 2));
+  EXPECT_TRUE(is(default_copy_tile(2, TransposeAccess::realigned, 20), 16, 4));
+  // 2047 bf16: 4094 bytes, 257 words: 64-word tiles (2 a lane), 2 rows.
+  EXPECT_TRUE(is(default_copy_tile(2, TransposeAccess::realigned, 2047), 512, 2));
+  // 2047 f32: 513 words: 128-word tiles (4 a lane), 1 row. 2047 u8: 129 words: 32-word tiles.
+  EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::realigned, 2047), 512, 1));
+  EXPECT_TRUE(is(default_copy_tile(1, TransposeAccess::realigned, 2047), 512, 4));
 }
 
 TEST(CopyKernel, BadTilesAreClearErrors) {

@@ -75,9 +75,11 @@ struct CopyKernel {
   std::int64_t registers = 0;
 };
 
-// The tile the runtime uses for boxes whose shortest run is `run` elements: tile.a the largest
-// power of two within the run (V .. 32 V), so that runs of a power-of-two length take full tiles;
-// R and W from the measurements cited in copy_codegen.cpp.
+// The tile the runtime uses for boxes whose shortest run is `run` elements, 8 warps: on runs
+// under a warp's vectors (words), tile.a the largest power of two within the run, 4 rows a thread;
+// on longer runs, 1, 2 or 4 vectors a lane along the run and rows to give each thread 8 vectors
+// (realigned: 4 words, along the run as far as a tile stays within a quarter of the row's words).
+// The figures are cited in copy_codegen.cpp.
 CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run);
 
 // The kernel for `element` (bits only) on `tile` with `access` (vectors: the caller checks that
