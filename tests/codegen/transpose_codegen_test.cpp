@@ -66,18 +66,19 @@ TEST(TransposeKernel, TilesAlongBFirst) {
 }
 
 // A device with less shared memory than the default tile needs gets a smaller tile. By hand: f32
-// with vectors defaults to 128 x 64 (b x a), 4 warps, two buffers of 32 KiB; under 48 KiB, b (the
-// larger) is halved: 64 x 64, two buffers of 16 KiB. The laws, for every element size,
+// with vectors defaults to 64 x 64 (b x a), 4 warps, two buffers of 16 KiB; under 24 KiB, a (the
+// first of two equal extents) is halved: 64 x 32, two buffers of 8 KiB. The laws, for every element size,
 // access and a range of limits: the kernel of the tile is valid and fits, the default comes back
 // when it fits, and the tile is never larger than the default nor in another order.
 TEST(TransposeKernel, FitTileShrinksToTheSharedLimit) {
   const Element f32(4, Element::Kind::integer, "raw");
   const TransposeTile t = fit_transpose_tile(f32, default_transpose_tile(4, TransposeAccess::vectors),
-                                             TransposeAccess::vectors, 48 * 1024);
-  EXPECT_EQ(t.a, 64);
+                                             TransposeAccess::vectors, 24 * 1024);
+  EXPECT_EQ(t.a, 32);
   EXPECT_EQ(t.b, 64);
   EXPECT_EQ(t.warps, 4);
-  EXPECT_EQ(transpose_kernel(f32, t, TransposeAccess::vectors).shared_bytes, 2 * 64 * 64 * 4);
+  EXPECT_EQ(t.vector_bytes, 8);
+  EXPECT_EQ(transpose_kernel(f32, t, TransposeAccess::vectors).shared_bytes, 2 * 64 * 32 * 4);
   for (std::int64_t es : {1, 2, 4, 8}) {
     const Element e(es, Element::Kind::integer, "raw");
     for (auto access : {TransposeAccess::vectors, TransposeAccess::realigned, TransposeAccess::scalar}) {
