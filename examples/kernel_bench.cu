@@ -181,6 +181,7 @@ int main(int argc, char** argv) {
                                          codegen::CopyTile{8 * w, 2, 8}, codegen::CopyTile{16 * w, 4, 8},
                                          codegen::CopyTile{32 * w, 4, 8}, codegen::CopyTile{32 * w, 2, 8},
                                          codegen::CopyTile{32 * w, 4, 4}, codegen::CopyTile{64 * w, 2, 8},
+                                         codegen::CopyTile{64 * w, 4, 8},
                                          codegen::CopyTile{128 * w, 1, 8}, codegen::CopyTile{128 * w, 2, 8},
                                          codegen::CopyTile{256 * w, 1, 8}, codegen::CopyTile{512 * w, 1, 8},
                                          codegen::CopyTile{256 * w, 1, 4}}) {
@@ -294,7 +295,8 @@ int main(int argc, char** argv) {
     // blocks that way): the defaults and Triton's best blocks.
     const std::vector<codegen::TransposeTile> aligned_b_first_tiles{
         {64, 64, 8, true},  {64, 128, 4, true}, {128, 64, 4, true}, {128, 128, 4, true},
-        {128, 128, 8, true}, {32, 64, 4, true}, {128, 128, 4, true, 16, true}, {128, 128, 8, true, 16, true}};
+        {128, 128, 8, true}, {32, 64, 4, true}, {128, 128, 4, true, 16, true}, {128, 128, 8, true, 16, true},
+        {64, 64, 4, true, 8}, {128, 64, 4, true, 8}, {64, 32, 4, true}};
     const std::vector<codegen::TransposeTile> uneven_tiles{
         {64, 64, 4}, {64, 64, 8}, {64, 128, 8}, {128, 128, 8}, {32, 128, 4}, {32, 128, 8}, {32, 256, 8}, {64, 256, 8},
         {128, 32, 4}};  // the last: Triton's best u8 block on this box (32 rows by 128 columns)
