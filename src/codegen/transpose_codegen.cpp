@@ -37,7 +37,7 @@ TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess
   // examples/results/1xH200/unaligned_2026-11-28/) 4 bytes 128 x 128 w4 ran at 87.9% and 128 x 64
   // w4 at 93.5% (95.6-95.7% on the H100): 4-byte elements take 128 x 64. (There 2 bytes 128 x 128
   // w4 stayed the best, 91.7%; 1 byte 128 x 128 w4 79.3%, 64 x 128 w4 79.1%, no tile above 80%.)
-  // Aligned rows write whole sectors; they walk along a, except 2-byte elements (below).
+  // Aligned rows (vectors) walk along b first as well since 2026-11-28 (below).
   // Unaligned rows (2026-11-28, 8 tiles of each access and order on R x 16383 at offset 1, 256
   // MiB: every row of both sides at its own shift, DRAM-bound; examples/results/1xH100/
   // transposes_2026-11-28/): walked along b first, so that the sectors two tiles share at a
@@ -57,21 +57,21 @@ TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess
     if (element_bytes == 4) return {32, 128, 8, true};
     return element_bytes == 2 ? TransposeTile{32, 128, 4, true} : TransposeTile{64, 64, 8, true};
   }
-  // 1 byte, packed registers (2026-11-28, one H200, 16384^2 u8, launch time excluded,
-  // examples/results/1xH200/packed_2026-11-28/): 128 x 128 w4 0.1456 ms (88.1% of memcpy) and
-  // w8 0.1454 ms, against 0.1605 ms for the same tile unpacked and 0.1607 ms for this default's
-  // 64 x 128 w4 before; on 4096 x 65536 0.1491 ms against 0.1670 ms (64 x 128 w4 unpacked).
-  // Packed 2 bytes ran within 1% of unpacked (128 x 128 w4 0.0731 ms against 0.0737 ms).
-  // 4 and 2 bytes (2026-11-28, one H200, the sweeps with aligned rows along b first too,
-  // examples/results/1xH200/wide_tiles_2026-11-28/, ms on the square and on 4096 x 65536, fewer
-  // rows for 4 bytes; Triton 0.1349 / 0.1351 for 4 bytes, 0.0700 / 0.1374 for 2, in the same call):
-  // 4 bytes 64 x 64 w4 with 8-byte vectors 0.1352 / 0.1368 against 0.1397 / 0.1441 for 128 x 64
-  // w4 (the default before) and 0.1360 / 0.1427 for it along b first; 2 bytes 64 x 128 w4 along b
-  // first 0.0703 / 0.1414 against 0.0736 / 0.1442 for 128 x 128 w4 (before) and 0.0728 / 0.1407
-  // for 128 x 128 w8 with 8-byte vectors. So aligned rows too can gain from the order.
-  if (element_bytes == 8) return {64, 32, 4};
-  if (element_bytes == 1) return {128, 128, 4, false, 16, true};
-  return element_bytes == 4 ? TransposeTile{64, 64, 4, false, 8} : TransposeTile{128, 64, 4, true};
+  // Vectors on one H200, 2026-11-28, launch time excluded, ms on the square / on 4096 x 65536
+  // (fewer rows for wider types), Triton in the same call (examples/results/1xH200/):
+  // - 1 byte, packed registers (packed_2026-11-28/): 128 x 128 w4 0.1456 / 0.1491 against 0.1607 /
+  //   0.1670 for 64 x 128 w4 unpacked (the default before); packed 2 bytes within 1% of unpacked.
+  // - Along b first (wide_tiles_2026-11-28/, call 3; Triton 0.1341 / 0.1342 for 4 bytes, 0.0701 /
+  //   0.1346 for 8, 0.1429 / 0.1426 for 1): 4 bytes 64 x 64 w4 with 8-byte vectors 0.1322 / 0.1337
+  //   against 0.1353 / 0.1366 along a; 8 bytes 64 x 32 w4 0.0678 / 0.1319 against 0.0711 / 0.1392
+  //   for 32 x 64 w4 along a (the default before); 1 byte 128 x 128 w8 packed 0.1390 / 0.1365
+  //   against 0.1453 / 0.1502 along a. Call 2: 2 bytes 64 x 128 w4 along b first 0.0703 / 0.1414
+  //   against 0.0736 / 0.1442 for 128 x 128 w4 along a (Triton 0.0700 / 0.1374). So aligned rows
+  //   walk along b first too: consecutive CTAs write consecutive pieces of the same destination
+  //   rows.
+  if (element_bytes == 8) return {32, 64, 4, true};
+  if (element_bytes == 1) return {128, 128, 8, true, 16, true};
+  return element_bytes == 4 ? TransposeTile{64, 64, 4, true, 8} : TransposeTile{128, 64, 4, true};
 }
 
 TransposeAccess unaligned_transpose_access(std::int64_t element_bytes) {
