@@ -27,7 +27,8 @@
 // codegen::unaligned_transpose_access; the row marked "realigned" forces realigned words);
 // Rows marked "generated" after a pack, unpack or copy run copy_generated (the tile copy generated
 // from one thread layout, codegen/copy_codegen.hpp) on the same boxes; "generated a=A RxW access"
-// other tiles and accesses of it on the uneven rows.
+// other tiles and accesses of it on the uneven rows, "generated grid N/SM" its default tile on a
+// grid of N blocks per SM.
 // rows "generated BxA wW" try other tiles (on the square, and "uneven" on the uneven box).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
@@ -191,6 +192,16 @@ int main(int argc, char** argv) {
                         double(l.elements() * size_of(l.dtype())),
                         median_ms([&] { copy_generated(l, src, dst, s, nullptr, &t, access); }, s), mc});
       }
+    }
+    // The default tile on grids of N blocks per SM ("generated grid N/SM"; the runtime launches
+    // min(tiles, 8 per SM), each block walking its tiles): a grid of whole waves of the blocks an
+    // SM holds at once (3 for destination words, 4 for the others, by their launch bounds) leaves
+    // no partial last wave.
+    for (int n : {2, 3, 4, 6}) {
+      const int old = set_box_blocks_per_sm(n);
+      rows.push_back({name + " generated grid " + std::to_string(n) + "/SM", double(l.elements() * size_of(l.dtype())),
+                      median_ms([&] { copy_generated(l, src, dst, s); }, s), mc});
+      set_box_blocks_per_sm(old);
     }
   };
   const std::vector<codegen::TransposeAccess> unaligned{codegen::TransposeAccess::realigned,
