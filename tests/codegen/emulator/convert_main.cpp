@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <thread>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -20,18 +19,8 @@ int main(int argc, char** argv) {
   std::vector<axe_element_t> in(bytes.size() / sizeof(axe_element_t)), dump(static_cast<std::size_t>(atoll(argv[4])));
   std::memcpy(in.data(), bytes.data(), in.size() * sizeof(axe_element_t));
   const int threads = atoi(argv[3]);
-  std::barrier<> cta(threads);
-  axe_cta_barrier = &cta;
   gridDim = {1, 1, 1};
-  std::vector<std::thread> th;
-  for (int i = 0; i < threads; ++i) {
-    th.emplace_back([&, i] {
-      threadIdx = {static_cast<unsigned>(i), 0, 0};
-      blockIdx = {0, 0, 0};
-      axe_tile_convert(in.data(), dump.data());
-    });
-  }
-  for (auto& x : th) x.join();
+  axe_run_cta(threads, 0, [&] { axe_tile_convert(in.data(), dump.data()); });
   std::ofstream(argv[2], std::ios::binary).write(reinterpret_cast<const char*>(dump.data()),
                                                  static_cast<std::streamsize>(dump.size() * sizeof(axe_element_t)));
   return 0;

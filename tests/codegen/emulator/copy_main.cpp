@@ -17,9 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <random>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -81,25 +79,8 @@ int main(int argc, char** argv) {
           expect[static_cast<std::size_t>(d.doff + n * d.bdst[0] + b * d.db + a)] = s[d.soff + n * d.bsst[0] + b * d.sb + a];
   }
   gridDim = {static_cast<unsigned>(grid), 1, 1};
-  blockDim = {static_cast<unsigned>(threads), 1, 1};
-  std::vector<std::unique_ptr<std::barrier<>>> warps;
-  for (int w = 0; w < threads / 32; ++w) {
-    warps.push_back(std::make_unique<std::barrier<>>(32));
-    axe_warp_barriers[w] = warps.back().get();
-  }
-  for (long long g = 0; g < grid; ++g) {
-    std::barrier<> cta(threads);
-    axe_cta_barrier = &cta;
-    std::vector<std::thread> th;
-    for (int i = 0; i < threads; ++i) {
-      th.emplace_back([&, i] {
-        threadIdx = {static_cast<unsigned>(i), 0, 0};
-        blockIdx = {static_cast<unsigned>(g), 0, 0};
-        axe_copy(src.p, dst.p, src2.p, table.data(), nboxes, tiles);
-      });
-    }
-    for (auto& x : th) x.join();
-  }
+  for (long long g = 0; g < grid; ++g)
+    axe_run_cta(threads, static_cast<unsigned>(g), [&] { axe_copy(src.p, dst.p, src2.p, table.data(), nboxes, tiles); });
   long long bad = 0;
   for (std::size_t i = 0; i < dst.n; ++i) {
     if (dst.p[i] != expect[i] && bad++ < 5) std::printf("destination element %zu is wrong\n", i);

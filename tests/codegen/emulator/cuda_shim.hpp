@@ -10,6 +10,9 @@
 #include <barrier>
 #include <bit>
 #include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
 
 struct uint4 {
   unsigned x, y, z, w;
@@ -21,7 +24,7 @@ struct axe_dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
 inline thread_local axe_dim3 threadIdx, blockIdx;
-inline axe_dim3 gridDim, blockDim;  // set by the main before a launch
+inline axe_dim3 gridDim, blockDim;  // gridDim set by the main before a launch, blockDim by axe_run_cta
 inline std::barrier<>* axe_cta_barrier = nullptr;
 inline std::barrier<>* axe_warp_barriers[32] = {};  // one per warp of 32 threads, where ballots are used
 inline std::uint64_t axe_shuffle_slots[1024];
@@ -105,3 +108,26 @@ typedef unsigned int axe_element_t;
 #else
 typedef unsigned long long axe_element_t;
 #endif
+
+// Runs block `block` of a launch: `threads` std::threads (a multiple of 32, at most 1024), each
+// calling `body` with its threadIdx and blockIdx set, with a barrier for the CTA and one per warp.
+template <class F>
+void axe_run_cta(int threads, unsigned block, F body) {
+  std::barrier<> cta(threads);
+  axe_cta_barrier = &cta;
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  for (int w = 0; w < threads / 32; ++w) {
+    warps.push_back(std::make_unique<std::barrier<>>(32));
+    axe_warp_barriers[w] = warps.back().get();
+  }
+  blockDim = {static_cast<unsigned>(threads), 1, 1};
+  std::vector<std::thread> th;
+  for (int i = 0; i < threads; ++i) {
+    th.emplace_back([&, i] {
+      threadIdx = {static_cast<unsigned>(i), 0, 0};
+      blockIdx = {block, 0, 0};
+      body();
+    });
+  }
+  for (auto& x : th) x.join();
+}

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <thread>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -39,19 +38,8 @@ int main(int argc, char** argv) {
   d.batch = 1;
   const long long tiles = d.tiles_a * d.tiles_b;
   gridDim = {static_cast<unsigned>(tiles), 1, 1};
-  for (long long t = 0; t < tiles; ++t) {
-    std::barrier<> cta(threads);
-    axe_cta_barrier = &cta;
-    std::vector<std::thread> th;
-    for (int i = 0; i < threads; ++i) {
-      th.emplace_back([&, i] {
-        threadIdx = {static_cast<unsigned>(i), 0, 0};
-        blockIdx = {static_cast<unsigned>(t), 0, 0};
-        axe_transpose(src.data(), dst.data(), d);
-      });
-    }
-    for (auto& x : th) x.join();
-  }
+  for (long long t = 0; t < tiles; ++t)
+    axe_run_cta(threads, static_cast<unsigned>(t), [&] { axe_transpose(src.data(), dst.data(), d); });
   long long bad = 0;
   for (std::size_t i = 0; i < dst.size(); ++i) {
     if (dst[i] != expect[i] && bad++ < 5) std::printf("destination element %zu is wrong\n", i);
