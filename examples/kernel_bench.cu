@@ -182,7 +182,8 @@ int main(int argc, char** argv) {
                                          codegen::CopyTile{8 * w, 2, 8}, codegen::CopyTile{16 * w, 4, 8},
                                          codegen::CopyTile{32 * w, 4, 8}, codegen::CopyTile{32 * w, 2, 8},
                                          codegen::CopyTile{32 * w, 4, 4}, codegen::CopyTile{64 * w, 2, 8},
-                                         codegen::CopyTile{64 * w, 4, 8},
+                                         codegen::CopyTile{64 * w, 4, 8}, codegen::CopyTile{8 * w, 8, 8},
+                                         codegen::CopyTile{16 * w, 8, 8}, codegen::CopyTile{32 * w, 8, 8},
                                          codegen::CopyTile{128 * w, 1, 8}, codegen::CopyTile{128 * w, 2, 8},
                                          codegen::CopyTile{256 * w, 1, 8}, codegen::CopyTile{512 * w, 1, 8},
                                          codegen::CopyTile{256 * w, 1, 4}}) {
@@ -216,7 +217,7 @@ int main(int argc, char** argv) {
       const double mc = memcpy_ms(payload);
       both("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc);
       both("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc);
-      if (run == 16 || run == 64 || run == 4096) {
+      if (run == 16 || run == 64 || run == 128 || run == 256 || run == 4096) {
         copy_sweep("pack f32 run " + std::to_string(run) + "B", pk, a, b, mc, {codegen::TransposeAccess::vectors});
         if (run == 4096)
           copy_sweep("unpack f32 run " + std::to_string(run) + "B", up, a, b, mc, {codegen::TransposeAccess::vectors});
