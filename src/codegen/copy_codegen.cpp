@@ -189,11 +189,11 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   const std::int64_t wa = words ? ta / v : ta;
   const std::vector<std::int64_t> shape{k.tile_b, wa};
   // One layout for both sides: V consecutive a per vector, la lanes along a first, then lanes and
-  // warps down b, repeated along a where the tile is wider than 32 vectors, then R times down b (a thread's rows are lb x W apart, so each warp access
-  // covers whole rows or runs of consecutive rows: rows per thread inside the lanes, blocked
-  // [R, V], made a warp's 16-byte pieces of one 64-byte packed row land in four instructions and
-  // ran a 16-byte-run pack at 19.5% of memcpy against 65.5% for the box kernel, kernel_bench on
-  // one H100, 2026-11-27).
+  // warps down b, repeated along a where the tile is wider than 32 vectors, then R times down b (a
+  // thread's rows are lb x W apart, so each warp access covers whole rows or runs of consecutive
+  // rows: rows per thread inside the lanes, blocked [R, V], made a warp's 16-byte pieces of one
+  // 64-byte packed row land in four instructions and ran a 16-byte-run pack at 19.5% of memcpy
+  // against 65.5% for the box kernel, kernel_bench on one H100, 2026-11-27).
   const std::vector<std::int64_t> spt{1, words ? 1 : v}, tpw{lb, la}, wpc{tile.warps, 1}, order{1, 0};
   const AxeLayout layout =
       linear::from_linear(linear::blocked_layout(shape, spt, tpw, wpc, order)).layout;

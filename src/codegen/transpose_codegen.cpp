@@ -29,8 +29,8 @@ std::string_view to_string(TransposeAccess a) {
 }
 
 TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess access) {
-  // The fastest tiles (b x a, warps) in kernel_bench on one H100 (% of device memcpy).
-  // Vectors (2026-11-27, of up to 14 tiles on 8192^2 f32, 8192^2 f16, 4096^2 f64, 16384^2 u8,
+  // The fastest tiles (b x a, warps) in kernel_bench on one H100 (% of device memcpy). Vectors
+  // (the defaults of 2026-11-27, superseded by the H200 figures at the end), 2026-11-27, of up to 14 tiles on 8192^2 f32, 8192^2 f16, 4096^2 f64, 16384^2 u8,
   // with the 4-byte squares): 4 bytes 128 x 128 w4 96.2% (64 x 64 w4 91.2%, 32 x 64 w4 92.9%),
   // 2 bytes 128 x 128 w4 95.3% (64 x 64 w4 92.8%), 1 byte 64 x 128 w4 93.1% (128 x 64 w4 91.8%),
   // 8 bytes 32 x 64 w4 100.2% (32 x 32 w4 97.7%). On one H200 (2026-11-28, the same 17 tiles;

@@ -46,7 +46,8 @@ std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
 
 // Every element size with the runtime's tiles (vectors on rows that are whole 16-byte vectors,
 // one element per access on rows at odd offsets), and for 1- and 2-byte elements the default's
-// other register form (packed or one element a register), 8-byte vectors and a small tile; the matrices leave cut tiles on both sides.
+// other register form (packed or one element a register), 8-byte vectors and a small tile; the
+// matrices leave cut tiles on both sides.
 TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
   const emulator::TempDir dir;
   std::vector<Case> cases;
