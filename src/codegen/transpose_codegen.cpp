@@ -30,13 +30,14 @@ std::string_view to_string(TransposeAccess a) {
 
 TransposeTile default_transpose_tile(std::int64_t element_bytes, TransposeAccess access) {
   // The fastest tiles (b x a, warps) in kernel_bench on one H100 (% of device memcpy). Vectors
-  // (the defaults of 2026-11-27, superseded by the H200 figures at the end), 2026-11-27, of up to 14 tiles on 8192^2 f32, 8192^2 f16, 4096^2 f64, 16384^2 u8,
-  // with the 4-byte squares): 4 bytes 128 x 128 w4 96.2% (64 x 64 w4 91.2%, 32 x 64 w4 92.9%),
-  // 2 bytes 128 x 128 w4 95.3% (64 x 64 w4 92.8%), 1 byte 64 x 128 w4 93.1% (128 x 64 w4 91.8%),
-  // 8 bytes 32 x 64 w4 100.2% (32 x 32 w4 97.7%). On one H200 (2026-11-28, the same 17 tiles;
+  // (the defaults until 2026-11-28, superseded by the H200 figures at the end; 2026-11-27, of up
+  // to 14 tiles on 8192^2 f32, 8192^2 f16, 4096^2 f64, 16384^2 u8, with the 4-byte squares):
+  // 4 bytes 128 x 128 w4 96.2% (64 x 64 w4 91.2%, 32 x 64 w4 92.9%), 2 bytes 128 x 128 w4 95.3%
+  // (64 x 64 w4 92.8%), 1 byte 64 x 128 w4 93.1% (128 x 64 w4 91.8%), 8 bytes 32 x 64 w4 100.2%
+  // (32 x 32 w4 97.7%). On one H200 (2026-11-28, the same 17 tiles;
   // examples/results/1xH200/unaligned_2026-11-28/) 4 bytes 128 x 128 w4 ran at 87.9% and 128 x 64
-  // w4 at 93.5% (95.6-95.7% on the H100): 4-byte elements take 128 x 64. (There 2 bytes 128 x 128
-  // w4 stayed the best, 91.7%; 1 byte 128 x 128 w4 79.3%, 64 x 128 w4 79.1%, no tile above 80%.)
+  // w4 at 93.5% (95.6-95.7% on the H100), so 4-byte elements took 128 x 64. (There 2 bytes 128 x
+  // 128 w4 stayed the best, 91.7%; 1 byte 128 x 128 w4 79.3%, 64 x 128 w4 79.1%, no tile above 80%.)
   // Aligned rows (vectors) walk along b first as well since 2026-11-28 (below).
   // Unaligned rows (2026-11-28, 8 tiles of each access and order on R x 16383 at offset 1, 256
   // MiB: every row of both sides at its own shift, DRAM-bound; examples/results/1xH100/
