@@ -45,9 +45,9 @@ std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
 }
 
 // Every element size with the runtime's tiles (vectors on rows that are whole 16-byte vectors,
-// one element per access on rows at odd offsets), and for 1- and 2-byte elements the default's
-// other register form (packed or one element a register), 8-byte vectors and a small tile; the
-// matrices leave cut tiles on both sides.
+// one element per access on rows at odd offsets, and realigned words there, forced), and for 1-
+// and 2-byte elements the default's other register form (packed or one element a register),
+// 8-byte vectors and a small tile; the matrices leave cut tiles on both sides.
 TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
   const emulator::TempDir dir;
   std::vector<Case> cases;
@@ -57,6 +57,8 @@ TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
     const TransposeTile st = axe::codegen::default_transpose_tile(es, TransposeAccess::scalar);
     cases.push_back({es, vt, TransposeAccess::vectors, B, A, A + 2 * v, B + v, v, 0});
     cases.push_back({es, st, TransposeAccess::scalar, 301, 77, 79, 303, 1, 1});
+    const TransposeTile rt = axe::codegen::default_transpose_tile(es, TransposeAccess::realigned);
+    cases.push_back({es, rt, TransposeAccess::realigned, 301, 277, 279, 303, 1, 3});
     if (es <= 2) {
       TransposeTile other = vt;  // packed registers for 2 bytes, one element a register for 1
       other.packed = !vt.packed;
