@@ -9,15 +9,11 @@
 
 namespace axe::codegen::internal {
 
-namespace {
-
-std::string hex_word(std::uint64_t v) {
+std::string hex(std::uint64_t v) {
   std::ostringstream s;
   s << "0x" << std::hex << v << "u";
   return s.str();
 }
-
-}  // namespace
 
 std::string assemble_word(const std::vector<ElementSource>& elements, std::int64_t element_bytes) {
   const std::int64_t per = 4 / element_bytes;
@@ -52,7 +48,7 @@ std::string assemble_word(const std::vector<ElementSource>& elements, std::int64
       const std::uint64_t nib = static_cast<std::uint64_t>(bytes[b].byte) + (bytes[b].word == w[0] ? 0 : 4);
       sel |= nib << (4 * (b - from));
     }
-    return "__byte_perm(" + w[0] + ", " + (w.size() > 1 ? w[1] : w[0]) + ", " + hex_word(sel) + ")";
+    return "__byte_perm(" + w[0] + ", " + (w.size() > 1 ? w[1] : w[0]) + ", " + hex(sel) + ")";
   };
   const std::vector<std::string> all = words_of(0, 4);
   if (all.size() == 1) {
@@ -63,7 +59,6 @@ std::string assemble_word(const std::vector<ElementSource>& elements, std::int64
   if (all.size() <= 2) return perm(0, 4, all);
   return "__byte_perm(" + perm(0, 2, words_of(0, 2)) + ", " + perm(2, 4, words_of(2, 4)) + ", 0x5410u)";
 }
-
 
 int log2_of(std::int64_t v) { return std::countr_zero(static_cast<std::uint64_t>(v)); }
 

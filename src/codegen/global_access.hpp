@@ -14,6 +14,9 @@ namespace axe::codegen::internal {
 
 int log2_of(std::int64_t v);
 
+// v as an unsigned hexadecimal literal of generated code ("0x1fu").
+std::string hex(std::uint64_t v);
+
 // Packed registers (elements of 1 or 2 bytes, 4 / size to a 32-bit word; element i in bytes
 // (i % per) * size .. of word i / per): the source of one element, element `index` of the packed
 // word array `words`, or zero (index < 0).

@@ -21,14 +21,11 @@ namespace {
 
 using linear::ConvertPlan;
 using Cols = std::vector<std::uint64_t>;
+using internal::assemble_word;
+using internal::ElementSource;
+using internal::hex;
 
 [[noreturn]] void fail(const std::string& what) { throw Error("codegen: " + what); }
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v << "u";
-  return s.str();
-}
 
 std::uint64_t or_of(const Cols& c) {
   std::uint64_t r = 0;
@@ -106,9 +103,13 @@ std::string_view vector_type(std::int64_t bytes) {
   }
 }
 
-
-using internal::assemble_word;
-using internal::ElementSource;
+// The register at place j of the vector that starts at register r (j's bits set g.bits in turn).
+std::uint64_t vector_register(const Grouping& g, std::uint64_t r, std::int64_t j) {
+  for (std::size_t i = 0; i < g.bits.size(); ++i) {
+    if (j >> i & 1) r |= std::uint64_t{1} << g.bits[i];
+  }
+  return r;
+}
 
 // The register bits whose column is zero: a register differing from its twin (these bits clear)
 // only in them holds the same element (a broadcast).
@@ -224,10 +225,7 @@ class Emitter {
       out_ << pre << "{\n    union { " << vt << " v; " << t_ << " e[" << g.width << "]; } u;\n";
       if (!load) {
         for (std::int64_t j = 0; j < g.width; ++j) {
-          std::uint64_t rr = r;
-          for (std::size_t i = 0; i < g.bits.size(); ++i) {
-            if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
-          }
+          const std::uint64_t rr = vector_register(g, r, j);
           out_ << "    u.e[" << linear::f2::combine(p.m, rr) - c << "] = " << regs << "[" << rr << "];\n";
         }
         out_ << "    *reinterpret_cast<" << vt << "*>(" << base << " + " << addr << ") = u.v;\n";
@@ -235,10 +233,7 @@ class Emitter {
         out_ << "    u.v = *reinterpret_cast<const " << vt << "*>(" << base << " + " << addr
              << ");\n";
         for (std::int64_t j = 0; j < g.width; ++j) {
-          std::uint64_t rr = r;
-          for (std::size_t i = 0; i < g.bits.size(); ++i) {
-            if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
-          }
+          const std::uint64_t rr = vector_register(g, r, j);
           out_ << "    " << regs << "[" << rr << "] = u.e[" << linear::f2::combine(p.m, rr) - c << "];\n";
         }
       }
@@ -291,10 +286,7 @@ class Emitter {
       // The register at each place of the vector.
       std::vector<std::int64_t> at(static_cast<std::size_t>(g.width));
       for (std::int64_t j = 0; j < g.width; ++j) {
-        std::uint64_t rr = r;
-        for (std::size_t i = 0; i < g.bits.size(); ++i) {
-          if (j >> i & 1) rr |= std::uint64_t{1} << g.bits[i];
-        }
+        const std::uint64_t rr = vector_register(g, r, j);
         at[static_cast<std::size_t>(linear::f2::combine(p.m, rr) - c)] = static_cast<std::int64_t>(rr);
       }
       if (load) {
