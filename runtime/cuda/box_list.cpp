@@ -239,9 +239,8 @@ BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, b
       auto add = [&](const Transfer& t, int source) {
         codegen::CopyBoxDesc d = internal::copy_box_desc(t);
         d.source = source;
-        d.tiles_a = codegen::copy_tiles_along(words ? codegen::TransposeAccess::realigned
-                                                    : codegen::TransposeAccess::vectors,
-                                              es, tile_a, d.A);
+        // Destination words: a row of L bytes touches at most (L + 30) / 16, tile_a / V per tile.
+        d.tiles_a = words ? ((d.A * es + 30) / 16 + tile_a / v - 1) / (tile_a / v) : (d.A + tile_a - 1) / tile_a;
         d.tiles_b = (d.B + tile_b - 1) / tile_b;
         long long batch = 1, widest = 0;
         for (long long k = 0; k < d.nb; ++k) {

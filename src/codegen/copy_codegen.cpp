@@ -89,25 +89,22 @@ __device__ __forceinline__ int axe_clamp16(long long x) { return (int)min(max(x,
 // element, is read whole even where it holds bytes outside the row (they are inside the buffer);
 // only a word reaching past the box's span is read in pieces of the row's own bytes. Stores
 // write the row's bytes only. Every load of the thread is issued before its first store.
-// The tiles cover words [0, wend) of a row; a row's last word at wend or past it (the one word a
-// misaligned row touches beyond whole tiles, copy_tiles_along) is moved afterwards by the thread of
-// the row's first word in the row's first tile.
 void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) {
   thread_terms(o, c, "tx", "ty");
   o << "  uint4 lo[" << registers << "], hi[" << registers << "];\n"
     << "  unsigned long long wd[" << registers << "];\n"
     << "  unsigned sh[" << registers << "];\n  int b0[" << registers << "], b1[" << registers << "];\n"
     << "  bool ok[" << registers << "];\n";
-  // Register R's word of row y (its index `word` in the row, `extra` a further condition); D and S
-  // are the row's first destination and source bytes.
-  auto load = [&](const std::string& R, const std::string& y, const std::string& word, const std::string& extra) {
-    o << "  {\n    const long long y = " << y << ";\n"
+  for (std::int64_t r = 0; r < registers; ++r) {
+    const auto ur = static_cast<std::uint64_t>(r);
+    const std::string R = std::to_string(r);
+    o << "  {\n    const long long y = ty + " << sum_of(c.m.y, ur) << "ll;\n"
       << "    ok[" << R << "] = y < ylim;\n"
       << "    if (ok[" << R << "]) {\n"
       << "      const unsigned long long D = (unsigned long long)(o + y * db), S = (unsigned long long)(s + y * sb);\n"
-      << "      wd[" << R << "] = (D & ~15ull) + 16ull * (unsigned long long)(" << word << ");\n"
+      << "      wd[" << R << "] = (D & ~15ull) + 16ull * (unsigned long long)(a0w + tx + " << sum_of(c.m.x, ur) << "ll);\n"
       << "      const long long at = (long long)(wd[" << R << "] - D);  // the word's first byte in the row: -15 ..\n"
-      << "      ok[" << R << "] = at < L" << extra << ";\n"
+      << "      ok[" << R << "] = at < L;\n"
       << "      if (ok[" << R << "]) {\n"
       << "        b0[" << R << "] = axe_clamp16(-at);\n        b1[" << R << "] = axe_clamp16(L - at);\n"
       << "        const unsigned long long s0 = S + at, w = s0 & ~15ull;\n"
@@ -119,29 +116,12 @@ void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) 
       << "                  : w + 16ull >= span0 && w + 32ull <= span1 ? *reinterpret_cast<const uint4*>(w + 16ull)\n"
       << "                  : axe_load_range(w + 16ull, axe_clamp16(-wa - 16), axe_clamp16(L - wa - 16));\n"
       << "      }\n    }\n  }\n";
-  };
-  auto store = [&](const std::string& R) {
+  }
+  for (std::int64_t r = 0; r < registers; ++r) {
+    const std::string R = std::to_string(r);
     o << "  if (ok[" << R << "]) axe_store_range(wd[" << R << "], b0[" << R << "], b1[" << R << "], sh[" << R
       << "] ? axe_shift16(lo[" << R << "], hi[" << R << "], sh[" << R << "]) : lo[" << R << "]);\n";
-  };
-  for (std::int64_t r = 0; r < registers; ++r) {
-    const auto ur = static_cast<std::uint64_t>(r);
-    load(std::to_string(r), "ty + " + std::to_string(sum_of(c.m.y, ur)) + "ll",
-         "a0w + tx + " + std::to_string(sum_of(c.m.x, ur)) + "ll", "");
   }
-  for (std::int64_t r = 0; r < registers; ++r) store(std::to_string(r));
-  // The rows' last words past the tiles, in the registers of the rows' first words.
-  std::vector<std::uint64_t> firsts;
-  for (std::int64_t r = 0; r < registers; ++r)
-    if (sum_of(c.m.x, static_cast<std::uint64_t>(r)) == 0) firsts.push_back(static_cast<std::uint64_t>(r));
-  o << "  if (a0w == 0 && tx == 0) {\n";
-  for (std::size_t i = 0; i < firsts.size(); ++i) {
-    const std::string y = "ty + " + std::to_string(sum_of(c.m.y, firsts[i])) + "ll";
-    load(std::to_string(i), y, "((D & 15ull) + (unsigned long long)L - 1ull) >> 4",
-         " && (long long)((wd[" + std::to_string(i) + "] - (D & ~15ull)) >> 4) >= wend");
-  }
-  for (std::size_t i = 0; i < firsts.size(); ++i) store(std::to_string(i));
-  o << "  }\n";
 }
 
 }  // namespace
@@ -233,8 +213,8 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   if (words) {
     o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers
       << "__device__ __forceinline__ void axe_copy_words(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
-         "long long sb, long long db, long long L, long long a0w, long long wend, long long ylim, "
-         "unsigned long long span0, unsigned long long span1, unsigned lane, unsigned warp) {\n";
+         "long long sb, long long db, long long L, long long a0w, long long ylim, unsigned long long span0, "
+         "unsigned long long span1, unsigned lane, unsigned warp) {\n";
     emit_words(o, c, cols.registers());
     o << "}\n";
   } else {
@@ -303,7 +283,7 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
       << "    const " << t << "* s = base + so + b0 * sd.sb;\n"
       << "    " << t << "* o = dst + dof + b0 * sd.db;\n"
       << "    axe_copy_words((const unsigned char*)s, (unsigned char*)o, sd.sb * " << es << "ll, sd.db * " << es
-      << "ll, sd.A * " << es << "ll, ia * " << wa << "ll, sd.tiles_a * " << wa << "ll, sd.B - b0, (unsigned long long)(base + sd.smin), "
+      << "ll, sd.A * " << es << "ll, ia * " << wa << "ll, sd.B - b0, (unsigned long long)(base + sd.smin), "
       << "(unsigned long long)(base + sd.smax + 1), lane, warp);\n  }\n}\n";
   } else {
     o << "    const long long a0 = ia * " << ta << "ll;\n"
@@ -320,13 +300,6 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   }
   k.source = o.str();
   return k;
-}
-
-std::int64_t copy_tiles_along(TransposeAccess access, std::int64_t element_bytes, std::int64_t tile_a,
-                              std::int64_t run) {
-  if (access != TransposeAccess::realigned) return (run + tile_a - 1) / tile_a;
-  const std::int64_t words = (run * element_bytes + 30) / 16, per = tile_a * element_bytes / 16;
-  return std::max<std::int64_t>(1, (words - 1 + per - 1) / per);
 }
 
 }  // namespace axe::codegen

@@ -17,7 +17,7 @@
 // words within the box's source span (smin .. smax: bytes between two of its elements are inside
 // the buffer), pieces of the row's own bytes only past it; the words at a destination row's ends
 // are written in pieces of the row's bytes. A row of L bytes touches at most (L + 30) / 16 words;
-// tiles_a counts tiles of tile.a / V words (copy_tiles_along).
+// tiles_a counts tiles of tile.a / V words.
 //
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
 // of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
@@ -87,14 +87,5 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
 // realigned: 16-byte words whatever the alignment, codegen::TransposeAccess; scalar: one element
 // per access). Throws axe::Error for extents that are not powers of two or outside the limits above.
 CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access);
-
-// The tiles along a box's runs of `run` elements of `element_bytes` (its tiles_a) for a kernel of
-// tile_a elements along a with `access`: tile_a elements a tile; for destination words
-// (realigned), tile_a / V words a tile (V = 16 / element_bytes) over all but the last of the
-// (run * element_bytes + 30) / 16 words a row touches at most (the kernel moves a row's last word
-// past its tiles with the row's first: a misaligned row of whole tiles' bytes touches one word
-// more, which would take a tile of its own).
-std::int64_t copy_tiles_along(TransposeAccess access, std::int64_t element_bytes, std::int64_t tile_a,
-                              std::int64_t run);
 
 }  // namespace axe::codegen

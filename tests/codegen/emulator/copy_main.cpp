@@ -1,11 +1,11 @@
 // Runs a generated box copy (KERNEL, codegen::copy_kernel's source) on the host emulator and checks
 // it against a plain copy of each box, every element outside the boxes' destinations included.
-//   copy_main THREADS TILE_B GRID  A B SB DB SOFF DOFF SOURCE N NS ND TILES_A  [box ...]
-// One box per 11 numbers: a run of A elements (contiguous on both sides), B rows at strides SB and
-// DB, offsets SOFF and DOFF, SOURCE 0 (src) or 1 (src2), a batch mode of N entries at strides NS
-// and ND (N 1: none) and its tiles along the run (codegen::copy_tiles_along). The table is built
-// as the runtime builds it (runtime/cuda/box_list.cpp, BoxList::copy_device, without its folding);
-// GRID CTAs walk the tiles one CTA at a time. The sources are allocated to the byte their
+//   copy_main THREADS TILE_A TILE_B WORDS V GRID  A B SB DB SOFF DOFF SOURCE N NS ND  [box ...]
+// One box per 10 numbers: a run of A elements (contiguous on both sides), B rows at strides SB and
+// DB, offsets SOFF and DOFF, SOURCE 0 (src) or 1 (src2), and a batch mode of N entries at strides
+// NS and ND (N 1: none). WORDS 1: the kernel moves destination words of V elements. The table is
+// built as the runtime builds it (runtime/cuda/box_list.cpp, BoxList::copy_device, without its
+// folding); GRID CTAs walk the tiles one CTA at a time. The sources are allocated to the byte their
 // boxes reach, 16-byte aligned, so a sanitizer build catches a read past them.
 // Exit 0 and "0 mismatches" when the destination is right and the sources unchanged.
 #include "cuda_shim.hpp"
@@ -36,22 +36,24 @@ struct Buffer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 15 || (argc - 4) % 11 != 0) return 2;
+  if (argc < 17 || (argc - 7) % 10 != 0) return 2;
   const int threads = atoi(argv[1]);
-  const long long tb = atoll(argv[2]), grid = atoll(argv[3]);
-  const int nboxes = (argc - 4) / 11;
+  const long long ta = atoll(argv[2]), tb = atoll(argv[3]), words = atoll(argv[4]), v = atoll(argv[5]),
+                  grid = atoll(argv[6]);
+  const int nboxes = (argc - 7) / 10;
   std::vector<axe_copy_box> table(static_cast<std::size_t>(nboxes));
   long long tiles = 0, reach[2] = {0, 0}, dreach = 0;
   for (int i = 0; i < nboxes; ++i) {
-    long long f[11];
-    for (int k = 0; k < 11; ++k) f[k] = atoll(argv[4 + 11 * i + k]);
+    long long f[10];
+    for (int k = 0; k < 10; ++k) f[k] = atoll(argv[7 + 10 * i + k]);
     axe_copy_box& d = table[static_cast<std::size_t>(i)];
     std::memset(&d, 0, sizeof d);
     d.A = f[0], d.B = f[1], d.sb = f[2], d.db = f[3], d.soff = f[4], d.doff = f[5], d.source = f[6];
     if (f[7] > 1) d.nb = 1, d.bext[0] = f[7], d.bsst[0] = f[8], d.bdst[0] = f[9];
     d.smin = d.soff;
     d.smax = d.soff + (d.A - 1) + (d.B - 1) * d.sb + (f[7] - 1) * (f[7] > 1 ? f[8] : 0);
-    d.tiles_a = f[10];
+    const long long es = sizeof(axe_element_t);
+    d.tiles_a = words ? ((d.A * es + 30) / 16 + ta / v - 1) / (ta / v) : (d.A + ta - 1) / ta;
     d.tiles_b = (d.B + tb - 1) / tb;
     d.per = d.tiles_a * d.tiles_b;
     d.first = tiles;
