@@ -26,6 +26,9 @@ const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess ac
                                             const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
                                             c.k = codegen::copy_kernel(e, tile, access);
                                             c.kernel = KernelCache::global().kernel(c.k.source, c.k.name);
+                                            AXE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                                &c.resident, reinterpret_cast<const void*>(c.kernel),
+                                                static_cast<int>(c.k.threads), 0));
                                           });
 }
 
@@ -117,8 +120,15 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
   int nboxes = dev.boxes;
   const void* table = dev.table;
   void* args[] = {&src, &dst, &src2, &table, &nboxes, &tiles};
-  launch(c.kernel, dim3(static_cast<unsigned>(internal::grid_for(tiles))), dim3(static_cast<unsigned>(c.k.threads)),
-         args, 0, stream);
+  // Whole waves (internal::grid_in_waves). One H200, 2026-11-28, two builds alternated twice
+  // (examples/results/1xH200/row_ends_2026-11-28/, call 4), % of memcpy:
+  // - destination words (3 blocks an SM) on 6 blocks an SM against 8: uneven packs 75.6-75.9 /
+  //   87.7-87.9 / 91.2-91.4 (u8 / bf16 / f32) against 75.7-75.8 / 83.4-83.5 / 87.2-87.4, unpacks
+  //   72.8-73.2 / 84.3 / 88.2-88.5 against 70.7-71.1 / 80.8-80.9 / 85.3;
+  // - the short-run vector tiles (5 an SM) on 5 against 8: packs of 64-256-byte runs 0.8-1.6
+  //   points behind, so one wave takes the cap.
+  launch(c.kernel, dim3(static_cast<unsigned>(internal::grid_in_waves(tiles, c.resident))),
+         dim3(static_cast<unsigned>(c.k.threads)), args, 0, stream);
 }
 
 }  // namespace axe::cuda

@@ -59,15 +59,22 @@ codegen::CopyBoxDesc copy_box_desc(const Transfer& merged);
 // Largest power-of-two unit (bytes, <= cap) that the box allows.
 int unit_log2(const Transfer& t, std::int64_t es, int cap);
 
-// Launch heuristics (launch.cpp): the alignment of a base pointer, the grid of a box-kernel launch.
+// Launch heuristics (launch.cpp): the alignment of a base pointer, the grid of a box-kernel launch
+// (min(chunks, SMs x the blocks per SM of set_box_blocks_per_sm)), and the grid of a kernel that
+// holds `resident` blocks on an SM at once: whole waves of them, the most within that bound where
+// two or more fit, else that bound. On one H200 (2026-11-28, generated_copy.cpp) a kernel of 3
+// resident ran faster on 6 blocks an SM than on 8 (2.67 waves, the last a third empty), and one
+// of 5 slower on 5 (one wave) than on 8.
 int pointer_align(const void* p);
 int grid_for(std::int64_t chunks);
+int grid_in_waves(std::int64_t chunks, int resident);
 
 // A generated kernel, compiled for one device: its generator's description and the loaded kernel.
 template <class Kernel>
 struct Compiled {
   cudaKernel_t kernel = nullptr;
   Kernel k;
+  int resident = 0;  // blocks of it an SM holds at once, where the launch needs it
 };
 
 // The process-wide cache of one call site's generated kernels (each instantiation, that is each

@@ -15,6 +15,18 @@ namespace {
 
 thread_local int t_blocks_per_sm = 8;
 
+// The current device's SMs (132 where it cannot be asked), read once.
+int sm_count() {
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return 132;
+    return n;
+  }();
+  return sms;
+}
+
 }  // namespace
 
 namespace internal {
@@ -27,14 +39,13 @@ int pointer_align(const void* p) {
 }
 
 int grid_for(std::int64_t chunks) {
-  static int sms = [] {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      return 132;
-    return n;
-  }();
-  return static_cast<int>(std::min<std::int64_t>(chunks, static_cast<std::int64_t>(sms) * t_blocks_per_sm));
+  return static_cast<int>(std::min<std::int64_t>(chunks, std::int64_t{sm_count()} * t_blocks_per_sm));
+}
+
+int grid_in_waves(std::int64_t chunks, int resident) {
+  const int waves = resident < 1 ? 0 : t_blocks_per_sm / resident;
+  const int per_sm = waves >= 2 ? waves * resident : t_blocks_per_sm;
+  return static_cast<int>(std::min<std::int64_t>(chunks, std::int64_t{sm_count()} * per_sm));
 }
 
 }  // namespace internal

@@ -15,6 +15,7 @@
 #include "axe/cuda/kernels.hpp"
 #include "axe/exec/executor.hpp"
 #include "cuda/cuda_test_util.hpp"
+#include "cuda/internal.hpp"
 #include "support/test_support.hpp"
 
 namespace axe::cuda {
@@ -164,6 +165,26 @@ struct EnginePolicy {
   explicit EnginePolicy(CopyEnginePolicy p) : old(set_copy_engine_policy(p)) {}
   ~EnginePolicy() { set_copy_engine_policy(old); }
 };
+
+// The grid of a kernel that holds `resident` blocks an SM at once: whole waves of them within the
+// cap of set_box_blocks_per_sm (8 by default) where two or more fit, else the cap (also where the
+// count is unknown), never more blocks than chunks. Host logic (132 SMs without a GPU).
+TEST(LaunchGrid, WholeWavesOfTheResidentBlocks) {
+  const std::int64_t many = std::int64_t{1} << 40;
+  const int sms = internal::grid_for(many) / 8;
+  EXPECT_GT(sms, 0);
+  EXPECT_EQ(internal::grid_in_waves(many, 3), sms * 6);  // two waves of 3
+  EXPECT_EQ(internal::grid_in_waves(many, 4), sms * 8);
+  EXPECT_EQ(internal::grid_in_waves(many, 5), sms * 8);  // one wave of 5: the cap
+  EXPECT_EQ(internal::grid_in_waves(many, 8), sms * 8);
+  EXPECT_EQ(internal::grid_in_waves(many, 12), sms * 8);
+  EXPECT_EQ(internal::grid_in_waves(many, 0), sms * 8);
+  EXPECT_EQ(internal::grid_in_waves(100, 3), 100);
+  const int old = set_box_blocks_per_sm(2);
+  EXPECT_EQ(internal::grid_in_waves(many, 3), sms * 2);
+  EXPECT_EQ(internal::grid_in_waves(many, 1), sms * 2);
+  set_box_blocks_per_sm(old);
+}
 
 TEST(CopyEngine, EngineCopies_HandDerived) {
   constexpr std::int64_t M = std::int64_t{1} << 20;
