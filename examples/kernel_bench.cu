@@ -13,7 +13,7 @@
 // --copies runs the pack, unpack and copy rows only (no transposes), --transposes the transposes
 // only; --no-sweeps leaves out the tile sweeps (the rows naming a tile: "generated a=..." and
 // "generated BxA wW"), each of which compiles a kernel, --uneven-sweeps keeps only the sweeps of
-// the large uneven transpose. --dtype T (f32, f16, bf16, f64, u8) keeps the transposes and the
+// the large uneven transpose and the grid rows of the uneven copies. --dtype T (f32, f16, bf16, f64, u8) keeps the transposes and the
 // uneven packs, unpacks and copies of that type only (the f32 runs of the pack rows stay).
 //
 // --iters 1 --warmup 0 --reps 1 launches each row's kernel once (for a profiler: ncu --kernel-name
@@ -27,8 +27,8 @@
 // codegen::unaligned_transpose_access; the row marked "realigned" forces realigned words);
 // Rows marked "generated" after a pack, unpack or copy run copy_generated (the tile copy generated
 // from one thread layout, codegen/copy_codegen.hpp) on the same boxes; "generated a=A RxW access"
-// other tiles and accesses of it on the uneven rows, "generated grid N/SM" its default tile on a
-// grid of N blocks per SM.
+// other tiles and accesses of it on the uneven rows, "generated cap N/SM" its default tile with
+// at most N blocks per SM.
 // rows "generated BxA wW" try other tiles (on the square, and "uneven" on the uneven box).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
@@ -170,11 +170,14 @@ int main(int argc, char** argv) {
   // Other tiles and accesses of the generated copy on one list ("generated a=A RxW access").
   auto copy_sweep = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc,
                         std::vector<codegen::TransposeAccess> accesses) {
-    if (sweeps != Sweeps::all) return;
+    if (sweeps == Sweeps::none) return;
+    const bool uneven = std::find(accesses.begin(), accesses.end(), codegen::TransposeAccess::realigned) != accesses.end();
+    if (sweeps == Sweeps::uneven && !uneven) return;
     const std::int64_t v = 16 / size_of(l.dtype());
     std::int64_t run = INT64_MAX;  // the shortest run: tiles over twice as wide are skipped
     for (const Transfer& t : l.boxes()) run = std::min(run, t.extents.back());
     for (auto access : accesses) {
+      if (sweeps == Sweeps::uneven) break;  // the grid rows only
       const std::int64_t w = access == codegen::TransposeAccess::scalar ? 1 : v;
       // Up to a warp's vectors along the run, then wider: registers along it (a lane's vectors
       // 32 apart), one or two rows a thread.
@@ -194,13 +197,12 @@ int main(int argc, char** argv) {
                         median_ms([&] { copy_generated(l, src, dst, s, nullptr, &t, access); }, s), mc});
       }
     }
-    // The default tile on grids of N blocks per SM ("generated grid N/SM"; the runtime launches
-    // min(tiles, 8 per SM), each block walking its tiles): a grid of whole waves of the blocks an
-    // SM holds at once (3 for destination words, 4 for the others, by their launch bounds) leaves
-    // no partial last wave.
+    // The default tile under a cap of N blocks per SM ("generated cap N/SM", set_box_blocks_per_sm;
+    // the default cap is 8): the runtime launches whole waves of the blocks an SM holds at once (3
+    // for destination words, 4-5 for the others, by their registers), as many as the cap allows.
     for (int n : {2, 3, 4, 6}) {
       const int old = set_box_blocks_per_sm(n);
-      rows.push_back({name + " generated grid " + std::to_string(n) + "/SM", double(l.elements() * size_of(l.dtype())),
+      rows.push_back({name + " generated cap " + std::to_string(n) + "/SM", double(l.elements() * size_of(l.dtype())),
                       median_ms([&] { copy_generated(l, src, dst, s); }, s), mc});
       set_box_blocks_per_sm(old);
     }
