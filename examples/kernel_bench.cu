@@ -13,8 +13,9 @@
 // --copies runs the pack, unpack and copy rows only (no transposes), --transposes the transposes
 // only; --no-sweeps leaves out the tile sweeps (the rows naming a tile: "generated a=..." and
 // "generated BxA wW"), each of which compiles a kernel, --uneven-sweeps keeps only the sweeps of
-// the large uneven transpose and the grid rows of the uneven copies. --dtype T (f32, f16, bf16, f64, u8) keeps the transposes and the
-// uneven packs, unpacks and copies of that type only (the f32 runs of the pack rows stay).
+// the large uneven transpose and the cap rows of the uneven copies. --dtype T (f32, f16, bf16,
+// f64, u8) keeps the transposes and the uneven packs, unpacks and copies of that type only (the
+// f32 runs of the pack rows stay).
 //
 // --iters 1 --warmup 0 --reps 1 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0 --reps 1).
@@ -171,13 +172,14 @@ int main(int argc, char** argv) {
   auto copy_sweep = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc,
                         std::vector<codegen::TransposeAccess> accesses) {
     if (sweeps == Sweeps::none) return;
-    const bool uneven = std::find(accesses.begin(), accesses.end(), codegen::TransposeAccess::realigned) != accesses.end();
+    const bool uneven =
+        std::find(accesses.begin(), accesses.end(), codegen::TransposeAccess::realigned) != accesses.end();
     if (sweeps == Sweeps::uneven && !uneven) return;
     const std::int64_t v = 16 / size_of(l.dtype());
     std::int64_t run = INT64_MAX;  // the shortest run: tiles over twice as wide are skipped
     for (const Transfer& t : l.boxes()) run = std::min(run, t.extents.back());
     for (auto access : accesses) {
-      if (sweeps == Sweeps::uneven) break;  // the grid rows only
+      if (sweeps == Sweeps::uneven) break;  // the cap rows only
       const std::int64_t w = access == codegen::TransposeAccess::scalar ? 1 : v;
       // Up to a warp's vectors along the run, then wider: registers along it (a lane's vectors
       // 32 apart), one or two rows a thread.
@@ -198,8 +200,9 @@ int main(int argc, char** argv) {
       }
     }
     // The default tile under a cap of N blocks per SM ("generated cap N/SM", set_box_blocks_per_sm;
-    // the default cap is 8): the runtime launches whole waves of the blocks an SM holds at once (3
-    // for destination words, 4-5 for the others, by their registers), as many as the cap allows.
+    // the default cap is 8). The runtime launches whole waves of the blocks an SM holds at once (3
+    // for destination words, 4-5 for the others, by their registers) where two fit under the cap,
+    // else the cap: destination words run 6 an SM under caps 8 and 6, 4 under cap 4.
     for (int n : {2, 3, 4, 6}) {
       const int old = set_box_blocks_per_sm(n);
       rows.push_back({name + " generated cap " + std::to_string(n) + "/SM", double(l.elements() * size_of(l.dtype())),
