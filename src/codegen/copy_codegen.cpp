@@ -54,35 +54,6 @@ void emit_edge_vectors(std::ostringstream& o, bool load, const std::string& t, c
   }
 }
 
-// Device helpers of the destination-word access (CopyKernel with TransposeAccess::realigned),
-// AXE_ES the element size, beside kRealignHelpers (global_access.hpp: axe_piece, axe_shift16):
-// bytes [b0, b1) of the aligned word at w, the others zero (one 16-byte load for a whole word,
-// else element by element: never a byte outside [b0, b1)); the same for a store; b0 and b1 are
-// multiples of AXE_ES in 0..16.
-const char* const kWordHelpers = R"(
-__device__ __forceinline__ uint4 axe_load_range(unsigned long long w, int b0, int b1) {
-  if (b0 == 0 && b1 == 16) return *reinterpret_cast<const uint4*>(w);
-  union { uint4 v; typename axe_piece<AXE_ES>::T e[16 / AXE_ES]; } u;
-  u.v = make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-  for (int j = 0; j < 16 / AXE_ES; ++j)
-    if (j * AXE_ES >= b0 && j * AXE_ES < b1) u.e[j] = reinterpret_cast<const typename axe_piece<AXE_ES>::T*>(w)[j];
-  return u.v;
-}
-__device__ __forceinline__ void axe_store_range(unsigned long long w, int b0, int b1, uint4 v) {
-  if (b0 == 0 && b1 == 16) {
-    *reinterpret_cast<uint4*>(w) = v;
-    return;
-  }
-  union { uint4 v; typename axe_piece<AXE_ES>::T e[16 / AXE_ES]; } u;
-  u.v = v;
-#pragma unroll
-  for (int j = 0; j < 16 / AXE_ES; ++j)
-    if (j * AXE_ES >= b0 && j * AXE_ES < b1) reinterpret_cast<typename axe_piece<AXE_ES>::T*>(w)[j] = u.e[j];
-}
-__device__ __forceinline__ int axe_clamp16(long long x) { return (int)min(max(x, 0ll), 16ll); }
-)";
-
 // The destination words of one tile: registers (words) with coordinates `c` (x: the word within
 // the tile, y: the row), rows at s + y * sb and o + y * db (bytes), L bytes each, words a0w + x.
 // A source word within [span0, span1), the bytes from the box's lowest to its highest source

@@ -65,6 +65,12 @@ void emit_access(std::ostringstream& o, bool load, const std::string& t, const C
 // pieces are predicated straight-line code: every load is issued before any is used.
 extern const char* const kRealignHelpers;
 
+// Device helpers of whole destination words (the copy's and the staged transpose's), AXE_ES the
+// element size, after kRealignHelpers: axe_load_range / axe_store_range move bytes [b0, b1) of an
+// aligned 16-byte word (whole, or element by element, never a byte outside the range), and
+// axe_clamp16.
+extern const char* const kWordHelpers;
+
 // Realigned full-tile access (TransposeAccess::realigned) of registers `regs` with coordinates
 // `c`: V-element vectors along x at p[base + x + y * stride], whatever their alignment. A vector
 // sits at byte shift sh of the aligned word w0 and runs into w0 + 16 (rows with sh == 0 read and
