@@ -38,18 +38,6 @@ std::string name_of(const Case& c) {
          std::to_string(c.tile.rows) + "x" + std::to_string(c.tile.warps);
 }
 
-// The host compiler's AddressSanitizer flags, or none where it cannot link them.
-const std::string& sanitizer_flags(const std::filesystem::path& dir) {
-  static const std::string flags = [&] {
-    const auto src = dir / "probe.cpp", bin = dir / "probe";
-    std::ofstream(src) << "int main() { return 0; }\n";
-    const std::string cmd = std::string("\"") + AXE_HOST_CXX + "\" -fsanitize=address \"" + src.string() + "\" -o \"" +
-                            bin.string() + "\" > /dev/null 2>&1 && \"" + bin.string() + "\" > /dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0 ? std::string("-fsanitize=address -fno-omit-frame-pointer") : std::string();
-  }();
-  return flags;
-}
-
 std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
   const auto k = axe::codegen::copy_kernel(Element(c.es, Element::Kind::integer, "raw"), c.tile, c.access);
   std::string args = std::to_string(k.threads) + " " + std::to_string(k.tile_a) + " " + std::to_string(k.tile_b) + " " +
@@ -58,7 +46,7 @@ std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
     for (long long x : {b.A, b.B, b.sb, b.db, b.soff, b.doff, b.source, b.n, b.ns, b.nd}) args += " " + std::to_string(x);
   }
   return emulator::compile_and_run(dir, "copy" + std::to_string(n), k.source, "copy_main.cpp", c.es, args,
-                                   sanitizer_flags(dir));
+                                   emulator::sanitizer_flags(dir));
 }
 
 // Every element size, the runtime's default tiles and tiles wider than a warp's vectors (lanes,

@@ -27,6 +27,18 @@ inline std::string slurp(const std::filesystem::path& p) {
 // A log's first 3000 characters (a sanitizer's report is longer).
 inline std::string log_head(const std::filesystem::path& p) { return slurp(p).substr(0, 3000); }
 
+// The host compiler's AddressSanitizer flags, or none where it cannot link them.
+inline const std::string& sanitizer_flags(const std::filesystem::path& dir) {
+  static const std::string flags = [&] {
+    const auto src = dir / "probe.cpp", bin = dir / "probe";
+    std::ofstream(src) << "int main() { return 0; }\n";
+    const std::string cmd = std::string("\"") + AXE_HOST_CXX + "\" -fsanitize=address \"" + src.string() + "\" -o \"" +
+                            bin.string() + "\" > /dev/null 2>&1 && \"" + bin.string() + "\" > /dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0 ? std::string("-fsanitize=address -fno-omit-frame-pointer") : std::string();
+  }();
+  return flags;
+}
+
 // Writes `source` to DIR/NAME.cu, compiles it with the host compiler into the main `main_file`
 // (a file of tests/codegen/emulator, which includes KERNEL) with element size `es` and the compiler
 // flags `flags`, and runs it with `args`. "" when both succeed; else what failed, with the
