@@ -260,5 +260,47 @@ TEST(TransposeKernel, BadTilesAreErrors) {
                        "more than 32");
 }
 
+// Staged words, by hand. u8, 64 columns by 8 destination words, 8 warps: a word is 16 elements of
+// b, so a tile needs 8 * 16 + 15 = 143 source rows, each the 64 / 16 + 1 = 5 words that cover 64
+// columns at any shift, in slots of 6 words (one of padding). The gather: 8 lanes along the words,
+// 4 along the columns, 8 warps down the columns: 64 x 8 words, 2 a thread, columns 32 apart.
+TEST(StagedTranspose, U8TileByHand) {
+  const auto k = staged_transpose_kernel(Element(1, Element::Kind::integer, "raw"), StagedTile{64, 8, 8});
+  EXPECT_EQ(k.threads, 256);
+  EXPECT_EQ(k.rows, 143);
+  EXPECT_EQ(k.row_bytes, 96);
+  EXPECT_EQ(k.shared_bytes, 143 * 96);
+  EXPECT_EQ(k.registers, 2);
+  EXPECT_NE(k.source.find("idx < 715; idx += 256"), std::string::npos) << k.source;  // 143 x 5 words
+  EXPECT_NE(k.source.find("const long long y = ty + 32ll"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << k.source;  // lane 8: next column
+  EXPECT_NE(k.source.find("b0w = m0 * 16ll - 15ll"), std::string::npos) << k.source;
+  EXPECT_EQ(count_of(k.source, "axe_store_range(wd, "), 2) << k.source;
+  // f64: 2 elements a word, 17 rows of 64 * 8 / 16 + 1 = 33 words.
+  const auto d = staged_transpose_kernel(Element(8, Element::Kind::integer, "raw"), StagedTile{64, 8, 8});
+  EXPECT_EQ(d.rows, 17);
+  EXPECT_EQ(d.row_bytes, 34 * 16);
+}
+
+// Tiles along b: a destination row of B elements touches at most (B * size + 30) / 16 words.
+TEST(StagedTranspose, TilesAlongB) {
+  EXPECT_EQ(staged_tiles_along_b(1, StagedTile{64, 8, 8}, 16383), 129);  // 1025 words
+  EXPECT_EQ(staged_tiles_along_b(2, StagedTile{64, 8, 8}, 8), 1);        // 16 bytes: 2 words
+  EXPECT_EQ(staged_tiles_along_b(4, StagedTile{64, 1, 1}, 5), 3);        // 20 bytes: 3 words
+}
+
+TEST(StagedTranspose, BadTilesAreClearErrors) {
+  const Element u8(1, Element::Kind::integer, "raw");
+  std::string e = axe::test::error_of([&] { staged_transpose_kernel(u8, StagedTile{48, 8, 8}); });
+  EXPECT_NE(e.find("powers of two"), std::string::npos) << e;
+  e = axe::test::error_of([&] { staged_transpose_kernel(u8, StagedTile{8, 8, 1}); });
+  EXPECT_NE(e.find("at least 16 bytes"), std::string::npos) << e;
+  // 8 words: 4 columns a warp, 16 warps need 64 columns.
+  e = axe::test::error_of([&] { staged_transpose_kernel(u8, StagedTile{32, 8, 16}); });
+  EXPECT_NE(e.find("too narrow for 16 warps of 4 columns"), std::string::npos) << e;
+  e = axe::test::error_of([&] { staged_transpose_kernel(Element(3, Element::Kind::integer, "raw"), StagedTile{}); });
+  EXPECT_NE(e.find("not 1, 2, 4 or 8 bytes"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace axe::test::codegen

@@ -105,4 +105,50 @@ TransposeTile fit_transpose_tile(const Element& element, TransposeTile tile, Tra
 // Throws axe::Error for extents that are not powers of two or a tile the warps cannot cover.
 TransposeKernel transpose_kernel(const Element& element, const TransposeTile& tile, TransposeAccess access);
 
+// Staged words, a transpose for rows that are not 16-byte aligned, every global access a whole
+// aligned 16-byte word but at the box's edges. Not the runtime's choice yet: it is tested on the
+// host emulator and compiles with NVRTC, and has not been measured on a GPU.
+//
+// A tile is tile.a columns (a) by tile.words destination words of each destination row, the
+// words counted from the aligned word that holds the row's first byte, as the copy's destination
+// words. A word holds V = 16 / size elements of b, and each destination row starts at its own
+// shift, so the tile's words need source rows m0 V - (V - 1) .. (m0 + words) V - 1:
+// - Stage: those rows' aligned words over the tile's columns (tile.a * size / 16 + 1 a row) are read
+//   whole into shared memory as they are, a row to a slot.
+// - Gather: each thread assembles its destination words element by element from the slots, each
+//   row read at its own shift.
+// - Store: each word is written whole, or in the row's own bytes at a destination row's ends.
+// Global reads are whole words inside the box's source span (from its lowest to its highest
+// element), pieces of the row's bytes past it. The gather's thread layout is blocked [1, 1] /
+// [32 / lk, lk] / [W, 1] over (columns, words), lk = min(32, words): lanes along a destination
+// row's words first. The stage walks its rows' words linearly, so its rows need not be a power of
+// two.
+//
+// The kernel has transpose_kernel's signature and descriptor, with tiles_a = ceil(A / tile.a) and
+// tiles_b = staged_tiles_along_b(size, tile, B).
+struct StagedTile {
+  std::int64_t a = 64;      // columns (powers of two, at least 16 bytes)
+  std::int64_t words = 8;   // destination words along b
+  std::int64_t warps = 8;
+};
+
+struct StagedKernel {
+  std::string source;
+  std::string name = "axe_transpose";
+  std::int64_t threads = 0;
+  std::int64_t shared_bytes = 0;  // dynamic shared memory: rows x row_bytes
+  std::int64_t rows = 0;          // staged source rows: words V + V - 1
+  std::int64_t row_bytes = 0;     // a slot: the row's words and one of padding
+  std::int64_t registers = 0;     // destination words a thread gathers
+  StagedTile tile;
+};
+
+// The kernel for `element` (bits only) on `tile`. Throws axe::Error for extents or warps that are
+// not powers of two, a tile under 16 bytes of columns, or one too narrow for its warps.
+StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& tile);
+
+// The tiles along b of a box of B rows: a destination row of B elements touches at most
+// (B * size + 30) / 16 aligned words.
+std::int64_t staged_tiles_along_b(std::int64_t element_bytes, const StagedTile& tile, std::int64_t B);
+
 }  // namespace axe::codegen

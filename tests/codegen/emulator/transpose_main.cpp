@@ -1,8 +1,9 @@
 // Runs a generated transpose kernel (KERNEL, a file holding codegen::transpose_kernel's source,
 // ES its element size) on the host emulator (cuda_shim.hpp) and checks it against a plain
 // transposition of a random matrix, every byte outside the destination rows included.
-//   transpose_main B A SB DA SOFF DOFF THREADS TILE_A TILE_B
-// (the kernel walks its tiles in its own order; every tile index runs, one CTA at a time).
+//   transpose_main B A SB DA SOFF DOFF THREADS TILES_A TILES_B
+// (the kernel walks its tiles in its own order; every tile index runs, one CTA at a time). The
+// source holds exactly its last element, so a sanitizer build catches a read past it.
 // Exit 0 and "0 mismatches" when the destination is right and the source unchanged.
 #include "cuda_shim.hpp"
 #include KERNEL
@@ -17,8 +18,8 @@ int main(int argc, char** argv) {
   const long long B = atoll(argv[1]), A = atoll(argv[2]), sb = atoll(argv[3]), da = atoll(argv[4]),
                   soff = atoll(argv[5]), doff = atoll(argv[6]);
   const int threads = atoi(argv[7]);
-  const long long ta = atoll(argv[8]), tb = atoll(argv[9]);
-  std::vector<axe_element_t> src(static_cast<std::size_t>(soff + B * sb + 8)), dst(static_cast<std::size_t>(doff + A * da + 8));
+  const long long tiles_a = atoll(argv[8]), tiles_b = atoll(argv[9]);
+  std::vector<axe_element_t> src(static_cast<std::size_t>(soff + (B - 1) * sb + A)), dst(static_cast<std::size_t>(doff + A * da + 8));
   std::mt19937_64 rng(20261128);
   for (auto& x : src) x = static_cast<axe_element_t>(rng());
   for (auto& x : dst) x = static_cast<axe_element_t>(0x5a5a5a5a5a5a5a5aull);
@@ -33,8 +34,8 @@ int main(int argc, char** argv) {
   d.da = da;
   d.soff = soff;
   d.doff = doff;
-  d.tiles_a = (A + ta - 1) / ta;
-  d.tiles_b = (B + tb - 1) / tb;
+  d.tiles_a = tiles_a;
+  d.tiles_b = tiles_b;
   d.batch = 1;
   const long long tiles = d.tiles_a * d.tiles_b;
   gridDim = {static_cast<unsigned>(tiles), 1, 1};
