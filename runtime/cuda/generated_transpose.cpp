@@ -1,4 +1,5 @@
-// transform_generated (include/axe/cuda/transpose.hpp): the transpose by the generated tile kernel.
+// transform_generated and transform_staged (include/axe/cuda/transpose.hpp): the transpose by the
+// generated tile kernel, and by the staged-words kernel.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -120,6 +121,37 @@ void transform_generated(const Transfer& box, DType dtype, const void* src, void
   void* args[] = {&s, &o, &d};
   launch(c.kernel, grid, dim3(static_cast<unsigned>(c.k.threads)), args,
          static_cast<std::size_t>(c.k.shared_bytes), stream);
+}
+
+void transform_staged(const Transfer& box, DType dtype, const void* src, void* dst, cudaStream_t stream,
+                      const codegen::StagedTile& tile) {
+  internal::check_box(box);
+  if (!is_transpose(box)) fail("transform_staged: box " + to_string(box) + " is not a transpose");
+  codegen::TransposeDesc d = internal::transpose_desc(box);
+  const std::int64_t es = size_of(dtype);
+  using Staged = internal::Compiled<codegen::StagedKernel>;
+  const Staged& c = internal::compile_once<Staged>(
+      std::tuple{es, tile.a, tile.words, tile.warps}, [&](Staged& k, int device) {
+        k.k = codegen::staged_transpose_kernel(codegen::Element(es, codegen::Element::Kind::integer, "raw"), tile);
+        int limit = 0;
+        AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (k.k.shared_bytes > limit) {
+          fail("transform_staged: a tile of " + std::to_string(tile.a) + " columns by " + std::to_string(tile.words) +
+               " words of " + std::to_string(es) + "-byte elements stages " + std::to_string(k.k.shared_bytes) +
+               " bytes of shared memory; device " + std::to_string(device) + " allows " + std::to_string(limit));
+        }
+        k.kernel = KernelCache::global().kernel(k.k.source, k.k.name);
+        AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                       static_cast<int>(k.k.shared_bytes), device));
+      });
+  d.tiles_a = (d.A + tile.a - 1) / tile.a;
+  d.tiles_b = codegen::staged_tiles_along_b(es, tile, d.B);
+  const long long tiles = d.tiles_a * d.tiles_b;
+  dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, 1ll << 30)), 1,
+            static_cast<unsigned>(std::min<long long>(d.batch, 65535)));
+  void* args[] = {&src, &dst, &d};
+  launch(c.kernel, grid, dim3(static_cast<unsigned>(c.k.threads)), args, static_cast<std::size_t>(c.k.shared_bytes),
+         stream);
 }
 
 }  // namespace axe::cuda

@@ -4,6 +4,7 @@
 // uses, replicas included); the tile benchmark's round trips bring the tile back unchanged.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <future>
 #include <random>
 #include <string>
@@ -14,6 +15,7 @@
 #include "axe/codegen/transpose_codegen.hpp"
 #include "axe/cuda/check.hpp"
 #include "axe/cuda/nvrtc.hpp"
+#include "axe/cuda/transpose.hpp"
 #include "axe/linear/bridge.hpp"
 #include "axe/linear/thread_spec.hpp"
 #include "cuda_test_util.hpp"
@@ -79,6 +81,21 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
   }
 }
 
+// The staged-words transposes (every element size, the default tile of 64 columns by 8 words)
+// compile to PTX, with their stage's shared memory: (8 V + V - 1) source rows of (64 size / 16 + 2)
+// words (the row's words and a word of padding), V = 16 / size.
+TEST(GeneratedKernels, StagedTransposeKernelsCompileToPtx) {
+  const std::int64_t expect[] = {143 * 96, 71 * 160, 35 * 288, 17 * 544};  // sizes 1, 2, 4, 8
+  int i = 0;
+  for (std::int64_t es : {1, 2, 4, 8}) {
+    SCOPED_TRACE(std::to_string(es) + "-byte");
+    const auto k = codegen::staged_transpose_kernel(Element(es, Element::Kind::integer, "raw"), codegen::StagedTile{});
+    EXPECT_NE(compile_to_ptx(k.source, "staged.cu").find(".entry axe_transpose"), std::string::npos);
+    EXPECT_EQ(k.shared_bytes, expect[i++]);
+    EXPECT_EQ(k.registers, 2);  // 64 x 8 words over 256 threads
+  }
+}
+
 // The runtime's copy kernels (every element size and access; the default tile, one lane along the
 // run and one warp, and 32 lanes by 8 rows by 8 warps) compile to PTX.
 TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
@@ -116,6 +133,39 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint64_t seed) {
   std::vector<unsigned char> v(n);
   for (auto& x : v) x = static_cast<unsigned char>(rng());
   return v;
+}
+
+// On a GPU, the staged-words transposes (transform_staged) move boxes at odd offsets and pitches
+// (every element size, the default tile and one of 32 words by 4 warps) exactly as a host
+// transposition does, bytes beside the destination rows untouched and the source unchanged.
+TEST(GeneratedKernels, StagedTransposeMatchesTheHostOnAGpu) {
+  AXE_REQUIRE_GPUS(1);
+  for (std::int64_t es : {1, 2, 4, 8}) {
+    for (const codegen::StagedTile& tile : {codegen::StagedTile{}, codegen::StagedTile{32, 32, 4}}) {
+      SCOPED_TRACE(std::to_string(es) + "-byte, " + std::to_string(tile.a) + " columns x " + std::to_string(tile.words) +
+                   " words");
+      const long long B = 1001, A = 777, sb = 779, da = 1003, soff = 1, doff = 3;
+      const std::size_t sn = static_cast<std::size_t>((soff + (B - 1) * sb + A) * es),
+                        dn = static_cast<std::size_t>((doff + A * da + 16) * es);
+      const auto in = random_bytes(sn, static_cast<std::uint64_t>(es)), before = random_bytes(dn, 7);
+      std::vector<unsigned char> expect = before;
+      for (long long b = 0; b < B; ++b)
+        for (long long a = 0; a < A; ++a)
+          std::memcpy(&expect[static_cast<std::size_t>((doff + a * da + b) * es)],
+                      &in[static_cast<std::size_t>((soff + b * sb + a) * es)], static_cast<std::size_t>(es));
+      DeviceBuffer dsrc(sn), ddst(dn);
+      AXE_CUDA_CHECK(cudaMemcpy(dsrc.p, in.data(), sn, cudaMemcpyHostToDevice));
+      AXE_CUDA_CHECK(cudaMemcpy(ddst.p, before.data(), dn, cudaMemcpyHostToDevice));
+      const DType dt = es == 1 ? DType::U8 : es == 2 ? DType::F16 : es == 4 ? DType::F32 : DType::F64;
+      transform_staged(Transfer{{B, A}, soff, {sb, 1}, doff, {1, da}}, dt, dsrc.p, ddst.p, nullptr, tile);
+      AXE_CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<unsigned char> got(dn), src_after(sn);
+      AXE_CUDA_CHECK(cudaMemcpy(got.data(), ddst.p, dn, cudaMemcpyDeviceToHost));
+      AXE_CUDA_CHECK(cudaMemcpy(src_after.data(), dsrc.p, sn, cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(got == expect);
+      EXPECT_TRUE(src_after == in);
+    }
+  }
 }
 
 TEST(GeneratedKernels, RandomPlansReproduceTheDestinationOnAGpu) {

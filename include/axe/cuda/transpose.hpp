@@ -31,5 +31,11 @@ bool is_transpose(const Transfer& box);
 void transform_generated(const Transfer& box, DType dtype, const void* src, void* dst,
                          cudaStream_t stream, const codegen::TransposeTile* tile = nullptr,
                          std::optional<codegen::TransposeAccess> access = std::nullopt);
+// The transpose of `box` by the staged-words kernel (codegen::staged_transpose_kernel, compiled
+// on first use per element size and tile, then cached): every global access a whole aligned
+// 16-byte word but at the box's edges, whatever the rows' alignment. For benchmarks and tests: not
+// the runtime's choice, which has not measured it yet. A box that is not a transpose is an error.
+void transform_staged(const Transfer& box, DType dtype, const void* src, void* dst, cudaStream_t stream,
+                      const codegen::StagedTile& tile = {});
 
 }  // namespace axe::cuda
