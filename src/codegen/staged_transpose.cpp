@@ -34,9 +34,14 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
   k.threads = 32 * tile.warps;
   k.rows = tile.words * v + v - 1;
   const std::int64_t w1 = tile.a * es / 16 + 1;  // a row's words: its tile.a columns at any shift
-  // A row's staged words, padded by one word so that rows 16 apart (a u8 destination word's
-  // elements) do not all start in the same bank.
-  k.row_bytes = (w1 + 1) * 16;
+  // A slot holds a row's words in a power of two of them, word j at j ^ ((i / V) mod that) in slot
+  // i: the V rows of one destination word are V slots apart, and unswizzled the 8 lanes along the
+  // words of a u8 or f16 tile read 8 rows V apart in one bank (8 wavefronts a gather, by the bank
+  // model on random boxes at odd offsets and pitches; 1.9 with the swizzle).
+  std::int64_t slot_words = 1;
+  while (slot_words < w1) slot_words *= 2;
+  k.row_bytes = slot_words * 16;
+  const int log_v = log2_of(v);
   k.shared_bytes = k.rows * k.row_bytes;
   // The gather: lanes along a destination row's words first (coalesced whole-word stores), then
   // along the destination rows (the tile's columns a), warps along them too.
@@ -63,7 +68,7 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
   o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers;
   // Stages source rows b0w .. b0w + ROWS - 1 (those in 0 .. B - 1) of columns a0 .. a0 + ncols - 1:
   // each row's aligned words from the one holding its first byte, raw, word j of slot i at
-  // smem + i * ROW + 16 j. A word within the box's source span [span0, span1) is read whole, one
+  // smem + i * ROW + 16 (j ^ swizzle(i)). A word within the box's source span [span0, span1) is read whole, one
   // reaching past it in pieces of the row's own bytes.
   o << "__device__ __forceinline__ void axe_stage(const unsigned char* __restrict__ s0, long long sbb, long long b0w, "
        "long long B, long long cols, unsigned long long span0, unsigned long long span1, unsigned char* smem) {\n"
@@ -76,7 +81,8 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
     << "    if (at >= cols) continue;\n"
     << "    const uint4 x = w >= span0 && w + 16ull <= span1 ? *reinterpret_cast<const uint4*>(w)\n"
     << "                  : axe_load_range(w, axe_clamp16(-at), axe_clamp16(cols - at));\n"
-    << "    *reinterpret_cast<uint4*>(smem + i * " << k.row_bytes << " + 16 * j) = x;\n"
+    << "    *reinterpret_cast<uint4*>(smem + i * " << k.row_bytes << " + 16 * (j ^ ((i >> " << log_v << ") & "
+    << slot_words - 1 << "))) = x;\n"
     << "  }\n}\n";
   // The gather and store of the destination words: register r is word m0 + x of destination row
   // a0 + y (x, y from the layout); its element e is source row b = m V + e - (the row's first
@@ -98,9 +104,12 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
       << "#pragma unroll\n"
       << "        for (int e = 0; e < " << v << "; ++e) {\n"
       << "          const long long b = bw + e;\n"
-      << "          const unsigned sh = (h0 + (unsigned)b * hb) & 15u;\n"
-      << "          u.e[e] = b >= 0 && b < B ? *reinterpret_cast<const " << t << "*>(smem + (b - b0w) * " << k.row_bytes
-      << " + sh + y * " << es << ") : (" << t << ")0;\n"
+      << "          const unsigned col = ((h0 + (unsigned)b * hb) & 15u) + (unsigned)y * " << es
+      << "u;  // the element's byte in the row's words\n"
+      << "          const unsigned i = (unsigned)(b - b0w);\n"
+      << "          u.e[e] = b >= 0 && b < B ? *reinterpret_cast<const " << t << "*>(smem + i * " << k.row_bytes
+      << "u + (((col >> 4) ^ ((i >> " << log_v << ") & " << slot_words - 1 << "u)) << 4) + (col & 15u)) : (" << t
+      << ")0;\n"
       << "        }\n"
       << "        axe_store_range(wd, axe_clamp16(-at), axe_clamp16(B * " << es << "ll - at), u.v);\n"
       << "      }\n    }\n  }\n";

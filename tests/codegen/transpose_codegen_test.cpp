@@ -262,24 +262,27 @@ TEST(TransposeKernel, BadTilesAreErrors) {
 
 // Staged words, by hand. u8, 64 columns by 8 destination words, 8 warps: a word is 16 elements of
 // b, so a tile needs 8 * 16 + 15 = 143 source rows, each the 64 / 16 + 1 = 5 words that cover 64
-// columns at any shift, in slots of 6 words (one of padding). The gather: 8 lanes along the words,
-// 4 along the columns, 8 warps down the columns: 64 x 8 words, 2 a thread, columns 32 apart.
+// columns at any shift, in slots of 8 words (a power of two: the words' swizzle, word j of slot i
+// at j ^ (i / 16 mod 8)). The gather: 8 lanes along the words, 4 along the columns, 8 warps down
+// the columns: 64 x 8 words, 2 a thread, columns 32 apart.
 TEST(StagedTranspose, U8TileByHand) {
   const auto k = staged_transpose_kernel(Element(1, Element::Kind::integer, "raw"), StagedTile{64, 8, 8});
   EXPECT_EQ(k.threads, 256);
   EXPECT_EQ(k.rows, 143);
-  EXPECT_EQ(k.row_bytes, 96);
-  EXPECT_EQ(k.shared_bytes, 143 * 96);
+  EXPECT_EQ(k.row_bytes, 128);
+  EXPECT_EQ(k.shared_bytes, 143 * 128);
   EXPECT_EQ(k.registers, 2);
   EXPECT_NE(k.source.find("idx < 715; idx += 256"), std::string::npos) << k.source;  // 143 x 5 words
   EXPECT_NE(k.source.find("const long long y = ty + 32ll"), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << k.source;  // lane 8: next column
   EXPECT_NE(k.source.find("b0w = m0 * 16ll - 15ll"), std::string::npos) << k.source;
   EXPECT_EQ(count_of(k.source, "axe_store_range(wd, "), 2) << k.source;
-  // f64: 2 elements a word, 17 rows of 64 * 8 / 16 + 1 = 33 words.
+  EXPECT_NE(k.source.find("16 * (j ^ ((i >> 4) & 7))"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("(((col >> 4) ^ ((i >> 4) & 7u)) << 4)"), std::string::npos) << k.source;
+  // f64: 2 elements a word, 17 rows of 64 * 8 / 16 + 1 = 33 words, in slots of 64.
   const auto d = staged_transpose_kernel(Element(8, Element::Kind::integer, "raw"), StagedTile{64, 8, 8});
   EXPECT_EQ(d.rows, 17);
-  EXPECT_EQ(d.row_bytes, 34 * 16);
+  EXPECT_EQ(d.row_bytes, 64 * 16);
 }
 
 // Tiles along b: a destination row of B elements touches at most (B * size + 30) / 16 words.

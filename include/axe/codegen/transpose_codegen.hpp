@@ -114,7 +114,9 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
 // words. A word holds V = 16 / size elements of b, and each destination row starts at its own
 // shift, so the tile's words need source rows m0 V - (V - 1) .. (m0 + words) V - 1:
 // - Stage: those rows' aligned words over the tile's columns (tile.a * size / 16 + 1 a row) are read
-//   whole into shared memory as they are, a row to a slot.
+//   whole into shared memory as they are, a row to a slot, each slot's words swizzled (word j of
+//   slot i at j ^ (i / V mod the slot's words)), so the rows of one destination word are read from
+//   different banks.
 // - Gather: each thread assembles its destination words element by element from the slots, each
 //   row read at its own shift.
 // - Store: each word is written whole, or in the row's own bytes at a destination row's ends.
@@ -138,7 +140,7 @@ struct StagedKernel {
   std::int64_t threads = 0;
   std::int64_t shared_bytes = 0;  // dynamic shared memory: rows x row_bytes
   std::int64_t rows = 0;          // staged source rows: words V + V - 1
-  std::int64_t row_bytes = 0;     // a slot: the row's words and one of padding
+  std::int64_t row_bytes = 0;     // a slot: a power of two of words, at least the row's
   std::int64_t registers = 0;     // destination words a thread gathers
   StagedTile tile;
 };
