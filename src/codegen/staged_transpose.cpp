@@ -36,8 +36,8 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
   const std::int64_t w1 = tile.a * es / 16 + 1;  // a row's words: its tile.a columns at any shift
   // A slot holds a row's words in a power of two of them, word j at j ^ ((i / V) mod that) in slot
   // i: the V rows of one destination word are V slots apart, and unswizzled the 8 lanes along the
-  // words of a u8 or f16 tile read 8 rows V apart in one bank (8 wavefronts a gather, by the bank
-  // model on random boxes at odd offsets and pitches; 1.9 with the swizzle).
+  // words of a u8 or f16 tile read 8 rows V apart in one bank (8 wavefronts a gather, simulated on
+  // 32 banks of 4 bytes over random boxes at odd offsets and pitches; 1.9 with the swizzle).
   std::int64_t slot_words = 1;
   while (slot_words < w1) slot_words *= 2;
   k.row_bytes = slot_words * 16;
