@@ -170,9 +170,7 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
     << to_string(access) << ", " << blk << "x" << v
     << " per thread; "
     << to_string(from) << " -> " << to_string(to) << " (" << linear::to_string(k.plan.mechanism) << ").\n";
-  o << "struct __align__(16) axe_transpose_desc {\n  long long A, B, sb, da, soff, doff, tiles_a, tiles_b, batch, nb;\n"
-    << "  long long bext[" << kTransposeBatchModes << "], bsst[" << kTransposeBatchModes << "], bdst["
-    << kTransposeBatchModes << "];\n};\n";
+  emit_transpose_desc(o);
   const bool realigned = access == TransposeAccess::realigned;
   if (realigned) o << "#define AXE_ES " << es << "\n" << kRealignHelpers;
   // Packed: elements under 4 bytes sit 4 / size to a 32-bit register.
@@ -192,18 +190,10 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
   fn("axe_store_full", false, false, dst, ct.registers(), lb);
   fn("axe_store_edge", false, true, dst, ct.registers(), lb);
   o << emit_conversion(k.plan, shape, es, "axe_convert", k.packed);
-  o << "extern \"C\" __global__ void __launch_bounds__(" << k.threads << ") " << k.name << "(const " << t
-    << "* __restrict__ src, " << t << "* __restrict__ dst, axe_transpose_desc d) {\n"
-    << "  extern __shared__ __align__(16) unsigned char smem[];\n"
-    << "  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n"
-    << "  const long long tiles = d.tiles_a * d.tiles_b;\n"
-    << "  unsigned parity = 0;\n"
-    << "  for (long long z = blockIdx.z; z < d.batch; z += gridDim.z) {\n"
-    << "    long long so = d.soff, dof = d.doff, q = z;\n"
-    << "    for (int m = (int)d.nb - 1; m >= 0; --m) {\n"
-    << "      const long long i = q % d.bext[m];\n      q /= d.bext[m];\n"
-    << "      so += i * d.bsst[m];\n      dof += i * d.bdst[m];\n    }\n"
-    << "    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
+  emit_transpose_head(o, t, k.threads, k.name);
+  o << "  unsigned parity = 0;\n";
+  emit_transpose_batch(o);
+  o << "    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
     << (tile.b_first
             ? "      const long long a0 = (t / d.tiles_b) * " + std::to_string(tile.a) + "ll, b0 = (t % d.tiles_b) * " +
                   std::to_string(tile.b) + "ll;\n"
