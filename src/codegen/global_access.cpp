@@ -262,8 +262,8 @@ __device__ __forceinline__ uint4 axe_shfl_up16(uint4 v, int width) {
 __device__ __forceinline__ uint4 axe_ldg16(unsigned long long w) { return __ldg(reinterpret_cast<const uint4*>(w)); }
 )";
 
-// Device helpers of the destination-word access (CopyKernel with TransposeAccess::realigned),
-// AXE_ES the element size, beside kRealignHelpers (global_access.hpp: axe_piece, axe_shift16):
+// Device helpers of whole destination words (the copy's realigned access and the staged
+// transpose), AXE_ES the element size, beside kRealignHelpers (axe_piece, axe_shift16):
 // bytes [b0, b1) of the aligned word at w, the others zero (one 16-byte load for a whole word,
 // else element by element: never a byte outside [b0, b1)); the same for a store; b0 and b1 are
 // multiples of AXE_ES in 0..16.

@@ -64,21 +64,21 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
     << " source rows of " << w1 << " words staged; gather " << to_string(layout) << ".\n";
   emit_transpose_desc(o);
   o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers;
-  // Stages source rows b0w .. b0w + ROWS - 1 (those in 0 .. B - 1) of columns a0 .. a0 + ncols - 1:
-  // each row's aligned words from the one holding its first byte, raw, word j of slot i at
-  // smem + i * ROW + 16 (j ^ swizzle(i)). A word within the box's source span [span0, span1) is read whole, one
-  // reaching past it in pieces of the row's own bytes.
+  // Stages source rows b0w .. b0w + ROWS - 1 (those in 0 .. B - 1), `width` bytes of each from
+  // column a0: each row's aligned words from the one holding its first byte, raw, word j of slot i
+  // at smem + i * ROW + 16 (j ^ swizzle(i)). A word within the box's source span [span0, span1) is
+  // read whole, one reaching past it in pieces of the row's own bytes.
   o << "__device__ __forceinline__ void axe_stage(const unsigned char* __restrict__ s0, long long sbb, long long b0w, "
-       "long long B, long long cols, unsigned long long span0, unsigned long long span1, unsigned char* smem) {\n"
+       "long long B, long long width, unsigned long long span0, unsigned long long span1, unsigned char* smem) {\n"
     << "  for (int idx = threadIdx.x; idx < " << k.rows * w1 << "; idx += " << k.threads << ") {\n"
     << "    const int i = idx / " << w1 << ", j = idx - i * " << w1 << ";\n"
     << "    const long long b = b0w + i;\n"
     << "    if (b < 0 || b >= B) continue;\n"
     << "    const unsigned long long S = (unsigned long long)(s0 + b * sbb), w = (S & ~15ull) + 16ull * (unsigned)j;\n"
     << "    const long long at = (long long)(w - S);  // the word's first byte in the row's columns: -15 ..\n"
-    << "    if (at >= cols) continue;\n"
+    << "    if (at >= width) continue;\n"
     << "    const uint4 x = w >= span0 && w + 16ull <= span1 ? *reinterpret_cast<const uint4*>(w)\n"
-    << "                  : axe_load_range(w, axe_clamp16(-at), axe_clamp16(cols - at));\n"
+    << "                  : axe_load_range(w, axe_clamp16(-at), axe_clamp16(width - at));\n"
     << "    *reinterpret_cast<uint4*>(smem + i * " << k.row_bytes << " + 16 * (j ^ ((i >> " << log_v << ") & "
     << slot_words - 1 << "))) = x;\n"
     << "  }\n}\n";
@@ -123,10 +123,10 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
     << "      const long long a0 = (t % d.tiles_a) * " << tile.a << "ll, m0 = (t / d.tiles_a) * " << tile.words
     << "ll;\n"
     << "      const long long b0w = m0 * " << v << "ll - " << v - 1 << "ll;  // the tile's first staged source row\n"
-    << "      const long long cols = min(" << tile.a << "ll, d.A - a0) * " << es << "ll;\n"
+    << "      const long long width = min(" << tile.a << "ll, d.A - a0) * " << es << "ll;  // bytes\n"
     << "      const unsigned char* s0 = (const unsigned char*)(src + so + a0);\n"
     << "      __syncthreads();  // the tile before has gathered\n"
-    << "      axe_stage(s0, d.sb * " << es << "ll, b0w, d.B, cols, span0, span1, smem);\n"
+    << "      axe_stage(s0, d.sb * " << es << "ll, b0w, d.B, width, span0, span1, smem);\n"
     << "      __syncthreads();\n"
     << "      // Source row b's shift: (s0 + b sb ES) & 15, from its low bits.\n"
     << "      axe_gather((unsigned char*)(dst + dof + a0 * d.da), d.da * " << es << "ll, m0, b0w, d.B, "
