@@ -20,6 +20,28 @@ namespace {
 
 using Compiled = internal::Compiled<codegen::TransposeKernel>;
 
+// The shared memory a block of `device` may opt in to.
+int shared_limit(int device) {
+  int limit = 0;
+  AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return limit;
+}
+
+// The kernel of `source` for `device`, allowed `shared_bytes` of dynamic shared memory.
+cudaKernel_t load_with_shared(const std::string& source, const std::string& name, std::int64_t shared_bytes,
+                              int device) {
+  cudaKernel_t kernel = KernelCache::global().kernel(source, name);
+  AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(shared_bytes), device));
+  return kernel;
+}
+
+// A transpose kernel's grid: its tiles along x and its batch along z (each walks the rest).
+dim3 transpose_grid(const codegen::TransposeDesc& d) {
+  return dim3(static_cast<unsigned>(std::min<long long>(d.tiles_a * d.tiles_b, 1ll << 30)), 1,
+              static_cast<unsigned>(std::min<long long>(d.batch, 65535)));
+}
+
 // One kernel per (element size, access, tile, device), compiled once. `fit`: the tile is the
 // default, which a device with less shared memory than it needs replaces by a smaller one
 // (codegen::fit_transpose_tile); a tile the caller chose is an error there.
@@ -30,8 +52,7 @@ const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess ac
                  fit},
       [&](Compiled& c, int device) {
         const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
-        int limit = 0;
-        AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        const int limit = shared_limit(device);
         c.k = codegen::transpose_kernel(e, fit ? codegen::fit_transpose_tile(e, tile, access, limit) : tile, access);
         if (c.k.shared_bytes > limit) {
           fail("transform_generated: a " + std::to_string(tile.b) + "x" + std::to_string(tile.a) + " tile of " +
@@ -39,9 +60,7 @@ const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess ac
                " bytes of shared memory (two buffers); device " + std::to_string(device) + " allows " +
                std::to_string(limit));
         }
-        c.kernel = KernelCache::global().kernel(c.k.source, c.k.name);
-        AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                       static_cast<int>(c.k.shared_bytes), device));
+        c.kernel = load_with_shared(c.k.source, c.k.name, c.k.shared_bytes, device);
       });
 }
 
@@ -113,13 +132,10 @@ void transform_generated(const Transfer& box, DType dtype, const void* src, void
   const Compiled& c = compiled(es, access, tile ? *tile : codegen::default_transpose_tile(es, access), !tile);
   d.tiles_a = (d.A + c.k.tile.a - 1) / c.k.tile.a;
   d.tiles_b = (d.B + c.k.tile.b - 1) / c.k.tile.b;
-  const long long tiles = d.tiles_a * d.tiles_b;
-  dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, 1ll << 30)), 1,
-            static_cast<unsigned>(std::min<long long>(d.batch, 65535)));
   const void* s = src;
   void* o = dst;
   void* args[] = {&s, &o, &d};
-  launch(c.kernel, grid, dim3(static_cast<unsigned>(c.k.threads)), args,
+  launch(c.kernel, transpose_grid(d), dim3(static_cast<unsigned>(c.k.threads)), args,
          static_cast<std::size_t>(c.k.shared_bytes), stream);
 }
 
@@ -133,24 +149,18 @@ void transform_staged(const Transfer& box, DType dtype, const void* src, void* d
   const Staged& c = internal::compile_once<Staged>(
       std::tuple{es, tile.a, tile.words, tile.warps}, [&](Staged& k, int device) {
         k.k = codegen::staged_transpose_kernel(codegen::Element(es, codegen::Element::Kind::integer, "raw"), tile);
-        int limit = 0;
-        AXE_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        const int limit = shared_limit(device);
         if (k.k.shared_bytes > limit) {
           fail("transform_staged: a tile of " + std::to_string(tile.a) + " columns by " + std::to_string(tile.words) +
                " words of " + std::to_string(es) + "-byte elements stages " + std::to_string(k.k.shared_bytes) +
                " bytes of shared memory; device " + std::to_string(device) + " allows " + std::to_string(limit));
         }
-        k.kernel = KernelCache::global().kernel(k.k.source, k.k.name);
-        AXE_CUDA_CHECK(cudaKernelSetAttributeForDevice(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                       static_cast<int>(k.k.shared_bytes), device));
+        k.kernel = load_with_shared(k.k.source, k.k.name, k.k.shared_bytes, device);
       });
   d.tiles_a = (d.A + tile.a - 1) / tile.a;
   d.tiles_b = codegen::staged_tiles_along_b(es, tile, d.B);
-  const long long tiles = d.tiles_a * d.tiles_b;
-  dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, 1ll << 30)), 1,
-            static_cast<unsigned>(std::min<long long>(d.batch, 65535)));
   void* args[] = {&src, &dst, &d};
-  launch(c.kernel, grid, dim3(static_cast<unsigned>(c.k.threads)), args, static_cast<std::size_t>(c.k.shared_bytes),
+  launch(c.kernel, transpose_grid(d), dim3(static_cast<unsigned>(c.k.threads)), args, static_cast<std::size_t>(c.k.shared_bytes),
          stream);
 }
 
