@@ -135,6 +135,11 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
     if (static_cast<std::size_t>(i) + 1 == nb) return destination;
     return scratch + p.inter_offset[static_cast<std::size_t>(i)];
   };
+  // A plan that runs as a CUDA graph moves no box on the copy engines (copy_engine.hpp says
+  // why). Its first, eager call takes the same policy, so that the tables of the boxes the
+  // kernels move are uploaded before the capture, which cannot allocate.
+  CopyEnginePolicy copies = copy_engine_policy();
+  if (graphs_ && !p.no_graphs && !p.any_peer()) copies.min_bytes = 0;
   const double pad = is_floating(dt) ? std::numeric_limits<double>::quiet_NaN() : 0.0;
   for (std::size_t i = 1; i < nb; ++i) {
     if (p.pads[i].empty()) continue;  // every element is written by some step
@@ -201,7 +206,7 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
         else
           peer_->wait_consumed(sp);
       }
-      copy_boxes(l, in, dst, sp);
+      copy_boxes(l, in, dst, sp, nullptr, copies);
       ++launches_;
       packed = true;
     };
@@ -218,7 +223,7 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
         AXE_CUDA_CHECK(cudaEventRecord(fork_, stream_));
         AXE_CUDA_CHECK(cudaStreamWaitEvent(side_stream_, fork_, 0));
         if (!ps.local.empty()) {
-          copy_boxes(ps.local, in, out, side_stream_);
+          copy_boxes(ps.local, in, out, side_stream_, nullptr, copies);
           ++launches_;
         }
         for (const auto& t : ps.transposes) {
@@ -398,14 +403,14 @@ void CudaExecutor::enqueue(Prepared& p, const void* source, void* destination) {
           if (divide != 1.0)
             reduce_boxes(ps.result, recvr, out, s.op, false, divide, su);
           else
-            copy_boxes(ps.result, recvr, out, su);
+            copy_boxes(ps.result, recvr, out, su, nullptr, copies);
           ++launches_;
         }
       }
     } else if (!s.reduce) {
       for (const auto& [term, list] : ps.unpack) {
         if (list.empty()) continue;
-        copy_boxes(list, recvr, out, su, in);
+        copy_boxes(list, recvr, out, su, in, copies);
         ++launches_;
       }
     } else {

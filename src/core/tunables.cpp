@@ -74,7 +74,8 @@ constexpr Tunable kTable[] = {
     {"AXE_PIPELINE_BLOCKS_PER_SM", K::Integer, "4", 1, 8, "cuda",
      "blocks per SM of the box kernels inside a pipelined step"},
     {"AXE_COPY_ENGINE_MIN", K::Bytes, "2M", 0, kNoMax, "cuda",
-     "boxes of at least this many bytes may go to the copy engines (`cudaMemcpy2DAsync`); 0: never"},
+     "boxes of at least this many bytes may go to the copy engines (`cudaMemcpy2DAsync`), except in plans "
+     "that run as CUDA graphs; 0: never"},
     {"AXE_COPY_ENGINE_UNIT", K::Integer, "8", 1, 17, "cuda",
      "2-D boxes go to the copy engines only when the box kernel would move them in units under this many "
      "bytes (17: any); contiguous runs always"},

@@ -33,6 +33,7 @@ struct Counts {
 struct Pipeline {
   std::int64_t max_chunks = 0, min_bytes = 1, chunk_bytes = 1;
   std::int64_t overlap_min = -1;  // CudaExecutor::set_overlap_min (-1: the default)
+  int graphs = -1;                 // CudaExecutor::set_graphs (-1: AXE_CUDA_GRAPHS)
 };
 
 // Runs plan_rank(r, rank) on GPU `rank` for each rank (threads), returns the destinations. The
@@ -54,6 +55,7 @@ SimulationResult run_on_gpus(const PlanRequest& req, int nranks, double timeout_
       CudaExecutor ex(&comm);
       if (pipeline.max_chunks > 0) ex.set_pipeline(pipeline.max_chunks, pipeline.min_bytes, pipeline.chunk_bytes);
       if (pipeline.overlap_min >= 0) ex.set_overlap_min(pipeline.overlap_min);
+      if (pipeline.graphs >= 0) ex.set_graphs(pipeline.graphs != 0);
       RankPlan plan = plan_rank(r, rank);
       std::vector<double> src = fill_source(r.from, rank);
       ASSERT_EQ(static_cast<std::int64_t>(src.size()), plan.buffers.front());
@@ -204,8 +206,10 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 // Copy engines and overlap forced on (thresholds 1 byte, any kernel unit): every local copy of a
-// step with a transfer runs on the side stream during it, and every box with rows of >= 1 KiB
-// goes through cudaMemcpy(2D)Async. Shapes with rows of 2 KiB and more (f64), even and uneven.
+// step with a transfer runs on the side stream during it, and with CUDA graphs off every box with
+// rows of >= 1 KiB goes through cudaMemcpy(2D)Async. With graphs on the same plans copy every box
+// with the kernels (the executor's policy for plans that run as graphs). Shapes with rows of
+// 2 KiB and more (f64), even and uneven.
 class TwoGpusCopyEngines : public ::testing::TestWithParam<Transition> {};
 
 TEST_P(TwoGpusCopyEngines, Redistribute_MatchesDestinationLayout) {
@@ -213,9 +217,11 @@ TEST_P(TwoGpusCopyEngines, Redistribute_MatchesDestinationLayout) {
   const CopyEnginePolicy old = set_copy_engine_policy({1, 17});
   const auto& t = GetParam();
   const PlanRequest r = request_of(t);
-  auto res = run_on_gpus(r, 2, 60, nullptr, Pipeline{0, 1, 1, 1});
+  for (int graphs : {0, 1}) {
+    auto res = run_on_gpus(r, 2, 60, nullptr, Pipeline{0, 1, 1, 1, graphs});
+    EXPECT_EQ(verify(r, res), "") << "graphs " << graphs << "\n" << to_string(plan_all(r));
+  }
   set_copy_engine_policy(old);
-  EXPECT_EQ(verify(r, res), "") << to_string(plan_all(r));
 }
 
 TEST(OneGpu, SetOverlapMin_RejectsNegative) {

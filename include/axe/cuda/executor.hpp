@@ -153,6 +153,9 @@
 // registered with unregistered buffers across ranks; without registration a captured NCCL call
 // moves data as an eager one does. A capture that fails (CUDA or NCCL refuses it) turns graphs
 // off for that plan and the call runs eagerly, with the error of the eager run if there is one.
+// Every call of a plan that runs as a graph, its first (eager) one included, copies its boxes
+// with the kernels, none on the copy engines (copy_engine.hpp: a captured device-to-device
+// cudaMemcpyAsync is slower than the kernels).
 //
 // Example: S(0) -> R of 64x128 f32 on gpu=2: rank 1's block (rows 32..63) is source [0, 4096)
 // and lands at destination [4096, 8192), rank 0's block at [0, 4096): one
