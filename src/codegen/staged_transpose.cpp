@@ -64,29 +64,50 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
     << " source rows of " << w1 << " words staged; gather " << to_string(layout) << ".\n";
   emit_transpose_desc(o);
   o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers;
-  // Stages source rows b0w .. b0w + ROWS - 1 (those in 0 .. B - 1), `width` bytes of each from
-  // column a0: each row's aligned words from the one holding its first byte, raw, word j of slot i
-  // at smem + i * ROW + 16 (j ^ swizzle(i)). A word within the box's source span [span0, span1) is
-  // read whole, one reaching past it in pieces of the row's own bytes.
-  o << "__device__ __forceinline__ void axe_stage(const unsigned char* __restrict__ s0, long long sbb, long long b0w, "
-       "long long B, long long width, unsigned long long span0, unsigned long long span1, unsigned char* smem) {\n"
-    << "  for (int idx = threadIdx.x; idx < " << k.rows * w1 << "; idx += " << k.threads << ") {\n"
+  // The stage, in two halves so that a tile's loads are in flight while the tile before gathers:
+  // axe_stage_load reads this thread's words of source rows b0w .. b0w + ROWS - 1 (those in
+  // 0 .. B - 1), `width` bytes of each from column a0 (each row's aligned words from the one
+  // holding its first byte, raw) into registers, all loads issued before any is used;
+  // axe_stage_store writes them to their slots, word j of slot i at smem + i * ROW + 16 (j ^
+  // swizzle(i)). A word within the box's source span [span0, span1) is read whole, one reaching
+  // past it in pieces of the row's own bytes. Item n of this thread is staged word threadIdx.x +
+  // n * THREADS (row-major over ROWS x W1); bit n of `valid` says it was read.
+  k.stage_loads = (k.rows * w1 + k.threads - 1) / k.threads;
+  const std::int64_t n = k.stage_loads;
+  o << "__device__ __forceinline__ unsigned axe_stage_load(const unsigned char* __restrict__ s0, long long sbb, "
+       "long long b0w, long long B, long long width, unsigned long long span0, unsigned long long span1, uint4 (&x)["
+    << n << "]) {\n"
+    << "  unsigned valid = 0u;\n"
+    << "#pragma unroll\n"
+    << "  for (int n = 0; n < " << n << "; ++n) {\n"
+    << "    const int idx = (int)threadIdx.x + n * " << k.threads << ";\n"
     << "    const int i = idx / " << w1 << ", j = idx - i * " << w1 << ";\n"
     << "    const long long b = b0w + i;\n"
-    << "    if (b < 0 || b >= B) continue;\n"
     << "    const unsigned long long S = (unsigned long long)(s0 + b * sbb), w = (S & ~15ull) + 16ull * (unsigned)j;\n"
     << "    const long long at = (long long)(w - S);  // the word's first byte in the row's columns: -15 ..\n"
-    << "    if (at >= width) continue;\n"
-    << "    const uint4 x = w >= span0 && w + 16ull <= span1 ? *reinterpret_cast<const uint4*>(w)\n"
-    << "                  : axe_load_range(w, axe_clamp16(-at), axe_clamp16(width - at));\n"
-    << "    *reinterpret_cast<uint4*>(smem + i * " << k.row_bytes << " + 16 * (j ^ ((i >> " << log_v << ") & "
-    << slot_words - 1 << "))) = x;\n"
+    << "    if (idx < " << k.rows * w1 << " && b >= 0 && b < B && at < width) {\n"
+    << "      x[n] = w >= span0 && w + 16ull <= span1 ? axe_ldg16(w)\n"
+    << "           : axe_load_range(w, axe_clamp16(-at), axe_clamp16(width - at));\n"
+    << "      valid |= 1u << n;\n"
+    << "    }\n  }\n  return valid;\n}\n"
+    << "__device__ __forceinline__ void axe_stage_store(unsigned char* smem, const uint4 (&x)[" << n
+    << "], unsigned valid) {\n"
+    << "#pragma unroll\n"
+    << "  for (int n = 0; n < " << n << "; ++n) {\n"
+    << "    const int idx = (int)threadIdx.x + n * " << k.threads << ";\n"
+    << "    const int i = idx / " << w1 << ", j = idx - i * " << w1 << ";\n"
+    << "    if (valid >> n & 1u)\n"
+    << "      *reinterpret_cast<uint4*>(smem + i * " << k.row_bytes << " + 16 * (j ^ ((i >> " << log_v << ") & "
+    << slot_words - 1 << "))) = x[n];\n"
     << "  }\n}\n";
   // The gather and store of the destination words: register r is word m0 + x of destination row
-  // a0 + y (x, y from the layout); its element e is source row b = m V + e - (the row's first
-  // byte's shift) / ES, read from its slot at the row's own shift.
+  // a0 + y (x, y from the layout); its element e is slot i = x V + V - 1 - (the destination row's
+  // first byte's shift) / ES + e (source row b0w + i), read at that row's shift, (hs + i hb) mod
+  // 16 with hs the first slot's shift and hb the pitch's. An element of a row outside the box (a
+  // slot the stage left as it was) lies outside the destination row's bytes, which the store
+  // leaves alone. Index arithmetic within a tile is 32-bit.
   o << "__device__ __forceinline__ void axe_gather(unsigned char* __restrict__ o0, long long dab, long long m0, "
-       "long long b0w, long long B, long long arows, unsigned h0, unsigned hb, const unsigned char* smem, "
+       "long long B, long long arows, unsigned hs, unsigned hb, const unsigned char* smem, "
        "unsigned lane, unsigned warp) {\n";
   thread_terms(o, c, "tx", "ty");
   for (std::int64_t r = 0; r < k.registers; ++r) {
@@ -98,16 +119,17 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
       << "      const long long at = (long long)(wd - D);  // the word's first byte in the row: -15 ..\n"
       << "      if (at < B * " << es << "ll) {\n"
       << "        union { uint4 v; " << t << " e[" << v << "]; } u;\n"
-      << "        const long long bw = m * " << v << "ll - (long long)((D & 15ull) / " << es << "ull);\n"
+      << "        const int i0 = (int)(m - m0) * " << v << " + " << v - 1 << " - (int)((unsigned)(D & 15ull) / " << es
+      << "u);\n"
+      << "        const unsigned yb = (unsigned)y * " << es << "u;\n"
       << "#pragma unroll\n"
       << "        for (int e = 0; e < " << v << "; ++e) {\n"
-      << "          const long long b = bw + e;\n"
-      << "          const unsigned col = ((h0 + (unsigned)b * hb) & 15u) + (unsigned)y * " << es
-      << "u;  // the element's byte in the row's words\n"
-      << "          const unsigned i = (unsigned)(b - b0w);\n"
-      << "          u.e[e] = b >= 0 && b < B ? *reinterpret_cast<const " << t << "*>(smem + i * " << k.row_bytes
-      << "u + (((col >> 4) ^ ((i >> " << log_v << ") & " << slot_words - 1 << "u)) << 4) + (col & 15u)) : (" << t
-      << ")0;\n"
+      << "          const int i = i0 + e;\n"
+      << "          // the element's byte in the row's words (under the slot's bytes: the swizzle's XOR is\n"
+      << "          // within the slot)\n"
+      << "          const unsigned col = ((hs + (unsigned)i * hb) & 15u) + yb;\n"
+      << "          u.e[e] = *reinterpret_cast<const " << t << "*>(smem + (((unsigned)i * " << k.row_bytes
+      << "u + col) ^ ((((unsigned)i >> " << log_v << ") & " << slot_words - 1 << "u) << 4)));\n"
       << "        }\n"
       << "        axe_store_range(wd, axe_clamp16(-at), axe_clamp16(B * " << es << "ll - at), u.v);\n"
       << "      }\n    }\n  }\n";
@@ -115,24 +137,42 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
   o << "}\n";
   emit_transpose_head(o, t, k.threads, k.name);
   emit_transpose_batch(o);
+  // Tile t: columns a0 .. a0 + tile.a - 1, destination words m0 .. m0 + words - 1, staged rows
+  // from b0w. The loop loads tile t + gridDim.x before it gathers tile t.
   o << "    // The box's source span: its lowest and highest element (bytes between are in the buffer).\n"
     << "    const " << t << "* lo = src + so + (d.sb < 0 ? (d.B - 1) * d.sb : 0ll);\n"
     << "    const " << t << "* hi = src + so + d.A - 1 + (d.sb > 0 ? (d.B - 1) * d.sb : 0ll);\n"
     << "    const unsigned long long span0 = (unsigned long long)lo, span1 = (unsigned long long)(hi + 1);\n"
-    << "    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
-    << "      const long long a0 = (t % d.tiles_a) * " << tile.a << "ll, m0 = (t / d.tiles_a) * " << tile.words
-    << "ll;\n"
-    << "      const long long b0w = m0 * " << v << "ll - " << v - 1 << "ll;  // the tile's first staged source row\n"
-    << "      const long long width = min(" << tile.a << "ll, d.A - a0) * " << es << "ll;  // bytes\n"
+    << "    const long long sbb = d.sb * " << es << "ll;\n"
+    << "    uint4 x[" << n << "];\n"
+    << "    unsigned valid = 0u;\n"
+    << "#define AXE_TILE(t) const long long a0 = ((t) % d.tiles_a) * " << tile.a << "ll, m0 = ((t) / d.tiles_a) * "
+    << tile.words << "ll; \\\n"
+    << "      const long long b0w = m0 * " << v << "ll - " << v - 1 << "ll;  /* the tile's first staged source row */ \\\n"
+    << "      const long long width = min(" << tile.a << "ll, d.A - a0) * " << es << "ll;  /* bytes */ \\\n"
     << "      const unsigned char* s0 = (const unsigned char*)(src + so + a0);\n"
+    << "    if ((long long)blockIdx.x < tiles) {\n"
+    << "      AXE_TILE(blockIdx.x)\n"
+    << "      valid = axe_stage_load(s0, sbb, b0w, d.B, width, span0, span1, x);\n"
+    << "    }\n"
+    << "    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
+    << "      AXE_TILE(t)\n"
     << "      __syncthreads();  // the tile before has gathered\n"
-    << "      axe_stage(s0, d.sb * " << es << "ll, b0w, d.B, width, span0, span1, smem);\n"
+    << "      axe_stage_store(smem, x, valid);\n"
     << "      __syncthreads();\n"
+    << "      if (t + gridDim.x < tiles) {\n"
+    << "        AXE_TILE(t + gridDim.x)\n"
+    << "        valid = axe_stage_load(s0, sbb, b0w, d.B, width, span0, span1, x);\n"
+    << "      }\n"
     << "      // Source row b's shift: (s0 + b sb ES) & 15, from its low bits.\n"
-    << "      axe_gather((unsigned char*)(dst + dof + a0 * d.da), d.da * " << es << "ll, m0, b0w, d.B, "
-    << "min(" << tile.a << "ll, d.A - a0), (unsigned)((unsigned long long)s0 & 15ull), "
-    << "(unsigned)((unsigned long long)(d.sb * " << es << "ll) & 15ull), smem, lane, warp);\n"
-    << "    }\n  }\n}\n";
+    << "      const unsigned hb = (unsigned)((unsigned long long)sbb & 15ull);\n"
+    << "      const unsigned hs = (unsigned)(((unsigned long long)s0 + (unsigned long long)b0w * (unsigned long long)sbb) & "
+       "15ull);\n"
+    << "      axe_gather((unsigned char*)(dst + dof + a0 * d.da), d.da * " << es << "ll, m0, d.B, "
+    << "min(" << tile.a << "ll, d.A - a0), hs, hb, smem, lane, warp);\n"
+    << "    }\n"
+    << "#undef AXE_TILE\n"
+    << "  }\n}\n";
   k.source = o.str();
   return k;
 }

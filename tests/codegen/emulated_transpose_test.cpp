@@ -77,9 +77,11 @@ TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
 
 // Staged words on rows at odd offsets and pitches, every element size: the default tile, and one
 // of 4 warps with 32 lanes along the words (1 and 2 bytes) or one of a single word a row (4 and 8
-// bytes); boxes that cut tiles on both sides. (Checked by mutation: a shift of the first source
-// row for every row fails every case; whole words read past the box's span fail under ASan.) Built with AddressSanitizer over a source that
-// ends at its last element (the stage reads whole words only inside the box's span).
+// bytes); boxes that cut tiles on both sides. Three CTAs, so that each loops over several tiles and
+// loads the next tile's words while it gathers one. (Checked by mutation: a shift of the first
+// source row for every row fails every case; whole words read past the box's span fail under
+// ASan.) Built with AddressSanitizer over a source that ends at its last element (the stage reads
+// whole words only inside the box's span).
 TEST(EmulatedTranspose, StagedWordsTransposeOnTheHost) {
   using axe::codegen::StagedTile;
   const emulator::TempDir dir;
@@ -102,7 +104,7 @@ TEST(EmulatedTranspose, StagedWordsTransposeOnTheHost) {
     const std::string args = std::to_string(c.B) + " " + std::to_string(c.A) + " " + std::to_string(c.sb) + " " +
                              std::to_string(c.da) + " " + std::to_string(c.soff) + " " + std::to_string(c.doff) + " " +
                              std::to_string(k.threads) + " " + std::to_string((c.A + c.tile.a - 1) / c.tile.a) + " " +
-                             std::to_string(axe::codegen::staged_tiles_along_b(c.es, c.tile, c.B));
+                             std::to_string(axe::codegen::staged_tiles_along_b(c.es, c.tile, c.B)) + " 3";
     EXPECT_EQ(emulator::compile_and_run(dir.path, "staged" + std::to_string(n++), k.source, "transpose_main.cpp",
                                         c.es, args, emulator::sanitizer_flags(dir.path)),
               "");

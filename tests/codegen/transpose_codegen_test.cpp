@@ -263,8 +263,10 @@ TEST(TransposeKernel, BadTilesAreErrors) {
 // Staged words, by hand. u8, 64 columns by 8 destination words, 8 warps: a word is 16 elements of
 // b, so a tile needs 8 * 16 + 15 = 143 source rows, each the 64 / 16 + 1 = 5 words that cover 64
 // columns at any shift, in slots of 8 words (a power of two: the words' swizzle, word j of slot i
-// at j ^ (i / 16 mod 8)). The gather: 8 lanes along the words, 4 along the columns, 8 warps down
-// the columns: 64 x 8 words, 2 a thread, columns 32 apart.
+// at j ^ (i / 16 mod 8)): 143 x 5 = 715 words, 3 a thread of 256 (a thread's n-th is word
+// threadIdx.x + 256 n). The gather: 8 lanes along the words, 4 along the columns, 8 warps down the
+// columns: 64 x 8 words, 2 a thread, columns 32 apart; its element e of word x is slot
+// 16 x + 15 - (the destination row's shift) + e, at byte (slot x 128 + column) ^ (slot / 16 mod 8) x 16.
 TEST(StagedTranspose, U8TileByHand) {
   const auto k = staged_transpose_kernel(Element(1, Element::Kind::integer, "raw"), StagedTile{64, 8, 8});
   EXPECT_EQ(k.threads, 256);
@@ -272,17 +274,24 @@ TEST(StagedTranspose, U8TileByHand) {
   EXPECT_EQ(k.row_bytes, 128);
   EXPECT_EQ(k.shared_bytes, 143 * 128);
   EXPECT_EQ(k.registers, 2);
-  EXPECT_NE(k.source.find("idx < 715; idx += 256"), std::string::npos) << k.source;  // 143 x 5 words
+  EXPECT_EQ(k.stage_loads, 3);
+  EXPECT_NE(k.source.find("const int idx = (int)threadIdx.x + n * 256;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("if (idx < 715 && "), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("const long long y = ty + 32ll"), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << k.source;  // lane 8: next column
   EXPECT_NE(k.source.find("b0w = m0 * 16ll - 15ll"), std::string::npos) << k.source;
   EXPECT_EQ(count_of(k.source, "axe_store_range(wd, "), 2) << k.source;
   EXPECT_NE(k.source.find("16 * (j ^ ((i >> 4) & 7))"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("(((col >> 4) ^ ((i >> 4) & 7u)) << 4)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("const int i0 = (int)(m - m0) * 16 + 15 - (int)((unsigned)(D & 15ull) / 1u);"),
+            std::string::npos)
+      << k.source;
+  EXPECT_NE(k.source.find("(((unsigned)i * 128u + col) ^ ((((unsigned)i >> 4) & 7u) << 4))"), std::string::npos)
+      << k.source;
   // f64: 2 elements a word, 17 rows of 64 * 8 / 16 + 1 = 33 words, in slots of 64.
   const auto d = staged_transpose_kernel(Element(8, Element::Kind::integer, "raw"), StagedTile{64, 8, 8});
   EXPECT_EQ(d.rows, 17);
   EXPECT_EQ(d.row_bytes, 64 * 16);
+  EXPECT_EQ(d.stage_loads, 3);  // 17 x 33 = 561 words over 256 threads
 }
 
 // Tiles along b: a destination row of B elements touches at most (B * size + 30) / 16 words.

@@ -106,8 +106,12 @@ TransposeTile fit_transpose_tile(const Element& element, TransposeTile tile, Tra
 TransposeKernel transpose_kernel(const Element& element, const TransposeTile& tile, TransposeAccess access);
 
 // Staged words, a transpose for rows that are not 16-byte aligned, every global access a whole
-// aligned 16-byte word but at the box's edges. Not the runtime's choice yet: it is tested on the
-// host emulator and compiles with NVRTC, and has not been measured on a GPU.
+// aligned 16-byte word but at the box's edges. Not the runtime's choice: its first version ran at
+// 29-32% of memcpy on the uneven u8 boxes and 46-50% on f16 (default tile, one H200, 2026-11-28),
+// against 57% and 75-78% for one element per access (examples/results/1xH200/staged_2026-11-28/).
+// This version, not yet measured, overlaps a tile's loads with the gather of the tile before and
+// does the gather's index arithmetic in 32 bits with no branch (the first issued one 16-byte load
+// at a time a thread and none while it gathered).
 //
 // A tile is tile.a columns (a) by tile.words destination words of each destination row, the
 // words counted from the aligned word that holds the row's first byte, as the copy's destination
@@ -118,13 +122,16 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
 //   slot i at j ^ (i / V mod the slot's words)), so the rows of one destination word are read from
 //   different banks.
 // - Gather: each thread assembles its destination words element by element from the slots, each
-//   row read at its own shift.
+//   row read at its own shift. An element of a row outside the box is read from whatever its slot
+//   holds: it falls outside the destination row's bytes, which the store leaves alone.
 // - Store: each word is written whole, or in the row's own bytes at a destination row's ends.
 // Global reads are whole words inside the box's source span (from its lowest to its highest
 // element), pieces of the row's bytes past it. The gather's thread layout is blocked [1, 1] /
 // [32 / lk, lk] / [W, 1] over (columns, words), lk = min(32, words): lanes along a destination
 // row's words first. The stage walks its rows' words linearly, so its rows need not be a power of
-// two.
+// two: a thread's n-th word is threadIdx.x + n x threads, stage_loads of them, read into registers
+// (all loads issued first) while the tile before gathers, then written to the slots between two
+// barriers. A block walks tiles blockIdx.x, + gridDim.x, ...
 //
 // The kernel has transpose_kernel's signature and descriptor, with tiles_a = ceil(A / tile.a) and
 // tiles_b = staged_tiles_along_b(size, tile, B).
@@ -142,6 +149,7 @@ struct StagedKernel {
   std::int64_t rows = 0;          // staged source rows: words V + V - 1
   std::int64_t row_bytes = 0;     // a slot: a power of two of words, at least the row's
   std::int64_t registers = 0;     // destination words a thread gathers
+  std::int64_t stage_loads = 0;   // staged words a thread loads a tile: ceil(rows x row words / threads)
   StagedTile tile;
 };
 

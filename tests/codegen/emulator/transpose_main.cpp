@@ -1,8 +1,9 @@
 // Runs a generated transpose kernel (KERNEL, a file holding codegen::transpose_kernel's source,
 // ES its element size) on the host emulator (cuda_shim.hpp) and checks it against a plain
 // transposition of a random matrix, every byte outside the destination rows included.
-//   transpose_main B A SB DA SOFF DOFF THREADS TILES_A TILES_B
-// (the kernel walks its tiles in its own order; every tile index runs, one CTA at a time). The
+//   transpose_main B A SB DA SOFF DOFF THREADS TILES_A TILES_B [GRID]
+// (the kernel walks its tiles in its own order; GRID CTAs, one at a time, default one a tile, so
+// that with fewer each CTA loops over several tiles). The
 // source holds exactly its last element, so a sanitizer build catches a read past it.
 // Exit 0 and "0 mismatches" when the destination is right and the source unchanged.
 #include "cuda_shim.hpp"
@@ -14,7 +15,7 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  if (argc != 10) return 2;
+  if (argc != 10 && argc != 11) return 2;
   const long long B = atoll(argv[1]), A = atoll(argv[2]), sb = atoll(argv[3]), da = atoll(argv[4]),
                   soff = atoll(argv[5]), doff = atoll(argv[6]);
   const int threads = atoi(argv[7]);
@@ -38,9 +39,10 @@ int main(int argc, char** argv) {
   d.tiles_b = tiles_b;
   d.batch = 1;
   const long long tiles = d.tiles_a * d.tiles_b;
-  gridDim = {static_cast<unsigned>(tiles), 1, 1};
-  for (long long t = 0; t < tiles; ++t)
-    axe_run_cta(threads, static_cast<unsigned>(t), [&] { axe_transpose(src.data(), dst.data(), d); });
+  const long long grid = argc == 11 ? atoll(argv[10]) : tiles;
+  gridDim = {static_cast<unsigned>(grid), 1, 1};
+  for (long long c = 0; c < grid; ++c)
+    axe_run_cta(threads, static_cast<unsigned>(c), [&] { axe_transpose(src.data(), dst.data(), d); });
   long long bad = 0;
   for (std::size_t i = 0; i < dst.size(); ++i) {
     if (dst[i] != expect[i] && bad++ < 5) std::printf("destination element %zu is wrong\n", i);
