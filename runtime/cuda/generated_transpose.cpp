@@ -147,7 +147,7 @@ void transform_staged(const Transfer& box, DType dtype, const void* src, void* d
   const std::int64_t es = size_of(dtype);
   using Staged = internal::Compiled<codegen::StagedKernel>;
   const Staged& c = internal::compile_once<Staged>(
-      std::tuple{es, tile.a, tile.words, tile.warps}, [&](Staged& k, int device) {
+      std::tuple{es, tile.a, tile.words, tile.warps, tile.realigned}, [&](Staged& k, int device) {
         k.k = codegen::staged_transpose_kernel(codegen::Element(es, codegen::Element::Kind::integer, "raw"), tile);
         const int limit = shared_limit(device);
         if (k.k.shared_bytes > limit) {

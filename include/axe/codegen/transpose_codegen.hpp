@@ -133,12 +133,20 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
 // (all loads issued first) while the tile before gathers, then written to the slots between two
 // barriers. A block walks tiles blockIdx.x, + gridDim.x, ...
 //
+// tile.realigned: the stage shifts each row to start at its slot's byte 0 (each staged word from
+// the two aligned words it straddles, axe_shift16 at the row's shift), tile.a * size / 16 words a
+// slot, slot i at i * row_bytes + 16 (i / V). The gather then reads element e of a word at a
+// constant offset e * row_bytes from its first, plus 16 past the pad it crosses: no shift, no
+// swizzle per element (about 5 PTX instructions an element for u8 against 9 raw; ptxas: 80
+// registers a thread against 64).
+//
 // The kernel has transpose_kernel's signature and descriptor, with tiles_a = ceil(A / tile.a) and
 // tiles_b = staged_tiles_along_b(size, tile, B).
 struct StagedTile {
   std::int64_t a = 64;      // columns (powers of two, at least 16 bytes)
   std::int64_t words = 8;   // destination words along b
   std::int64_t warps = 8;
+  bool realigned = false;   // each slot's row shifted to start at byte 0 by the stage
 };
 
 struct StagedKernel {
