@@ -40,13 +40,18 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
   // slot i: the V rows of one destination word are V slots apart, and unswizzled the 8 lanes along
   // the words of a u8 or f16 tile read 8 rows V apart in one bank (8 wavefronts a gather, simulated
   // on 32 banks of 4 bytes over random boxes at odd offsets and pitches; 1.9 with the swizzle).
-  // Realigned, slot i is at i ROW + 16 (i / V): V slots and 16 bytes apart, 8 lanes V slots apart
-  // start 4 banks apart (V ROW = 1024 bytes for the 64-column default).
+  // Realigned, slot i is at i STRIDE + 16 (i / V), STRIDE = ROW + 4 for 1-byte elements, + 8 for
+  // 2-byte ones, ROW else. Simulated on 32 banks of 4 bytes over random destination pitches and
+  // shifts (examples/results/1xH200/staged_2026-11-28/bank_sim.py), the default tile's gathers then
+  // take 1.66, 1.43, 1.00 and 2.00 wavefronts for 1, 2, 4 and 8 bytes (2 is the least for 8-byte
+  // loads), against 3.67, 1.88, 1.00, 2.00 with no pad within a group of V slots and 1.86, 1.78,
+  // 1.49 and 2.51 raw.
   std::int64_t slot_words = 1;
   while (slot_words < w1) slot_words *= 2;
   k.row_bytes = slot_words * 16;
   const int log_v = log2_of(v);
-  k.shared_bytes = k.rows * k.row_bytes + (re ? ((k.rows - 1) / v + 1) * 16 : 0);
+  k.slot_stride = k.row_bytes + (re && es == 1 ? 4 : re && es == 2 ? 8 : 0);
+  k.shared_bytes = k.rows * k.slot_stride + (re ? ((k.rows - 1) / v + 1) * 16 : 0);
   // The gather: lanes along a destination row's words first (coalesced whole-word stores), then
   // along the destination rows (the tile's columns a), warps along them too.
   const std::int64_t lk = std::min<std::int64_t>(32, tile.words), lc = 32 / lk;
@@ -112,8 +117,16 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
     << "    const int i = idx / " << w1 << ", j = idx - i * " << w1 << ";\n"
     << "    if (valid >> n & 1u)\n";
   if (re) {
-    o << "      *reinterpret_cast<uint4*>(smem + i * " << k.row_bytes << " + ((i >> " << log_v
-      << ") << 4) + 16 * j) = axe_shift16(x[2 * n], x[2 * n + 1], (hs + (unsigned)i * hb) & 15u);\n";
+    // In pieces of the slot stride's alignment: 4, 8 or 16 bytes.
+    const std::int64_t piece = k.slot_stride % 16 == 0 ? 16 : k.slot_stride % 8 == 0 ? 8 : 4;
+    o << "    {\n      const uint4 w = axe_shift16(x[2 * n], x[2 * n + 1], (hs + (unsigned)i * hb) & 15u);\n"
+      << "      unsigned char* p = smem + i * " << k.slot_stride << " + ((i >> " << log_v << ") << 4) + 16 * j;\n";
+    if (piece == 16) o << "      *reinterpret_cast<uint4*>(p) = w;\n";
+    if (piece == 8) o << "      reinterpret_cast<uint2*>(p)[0] = make_uint2(w.x, w.y);\n"
+                      << "      reinterpret_cast<uint2*>(p)[1] = make_uint2(w.z, w.w);\n";
+    if (piece == 4) o << "      reinterpret_cast<unsigned*>(p)[0] = w.x;\n      reinterpret_cast<unsigned*>(p)[1] = w.y;\n"
+                      << "      reinterpret_cast<unsigned*>(p)[2] = w.z;\n      reinterpret_cast<unsigned*>(p)[3] = w.w;\n";
+    o << "    }\n";
   } else {
     o << "      *reinterpret_cast<uint4*>(smem + i * " << k.row_bytes << " + 16 * (j ^ ((i >> " << log_v << ") & "
       << slot_words - 1 << "))) = x[n];\n";
@@ -142,11 +155,11 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
       << "u);\n"
       << "        const unsigned yb = (unsigned)y * " << es << "u;\n";
     if (re) {  // slot i0 + e: its 16-byte pad steps once, at e = V - (i0 mod V)
-      o << "        const unsigned base = (unsigned)i0 * " << k.row_bytes << "u + (((unsigned)i0 >> " << log_v
+      o << "        const unsigned base = (unsigned)i0 * " << k.slot_stride << "u + (((unsigned)i0 >> " << log_v
         << ") << 4) + yb, r0 = (unsigned)i0 & " << v - 1 << "u;\n"
         << "#pragma unroll\n"
         << "        for (int e = 0; e < " << v << "; ++e)\n"
-        << "          u.e[e] = *reinterpret_cast<const " << t << "*>(smem + base + e * " << k.row_bytes << "u + ((unsigned)e >= "
+        << "          u.e[e] = *reinterpret_cast<const " << t << "*>(smem + base + e * " << k.slot_stride << "u + ((unsigned)e >= "
         << v << "u - r0 ? 16u : 0u));\n";
     } else {
       o << "#pragma unroll\n"

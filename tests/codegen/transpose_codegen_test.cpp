@@ -292,20 +292,23 @@ TEST(StagedTranspose, U8TileByHand) {
   EXPECT_EQ(d.rows, 17);
   EXPECT_EQ(d.row_bytes, 64 * 16);
   EXPECT_EQ(d.stage_loads, 3);  // 17 x 33 = 561 words over 256 threads
-  // Realigned, u8: a slot is the 64 columns from byte 0, 4 words, slot i at 64 i + 16 (i / 16): 143
-  // slots and 9 pads of 16 bytes; 143 x 4 = 572 words, 3 a thread, two aligned loads each; the
-  // gather's element e of a word is at base + 64 e, + 16 from e = 16 - (i0 mod 16) on.
+  // Realigned, u8: a slot is the 64 columns from byte 0, 4 words, slot i at 68 i + 16 (i / 16): 143
+  // slots of 68 bytes and 9 pads of 16; 143 x 4 = 572 words, 3 a thread, two aligned loads each,
+  // stored in 4-byte pieces (68 is not a multiple of 8); the gather's element e of a word is at
+  // base + 68 e, + 16 from e = 16 - (i0 mod 16) on.
   const auto r = staged_transpose_kernel(Element(1, Element::Kind::integer, "raw"), StagedTile{64, 8, 8, true});
   EXPECT_EQ(r.rows, 143);
   EXPECT_EQ(r.row_bytes, 64);
-  EXPECT_EQ(r.shared_bytes, 143 * 64 + 9 * 16);
+  EXPECT_EQ(r.slot_stride, 68);
+  EXPECT_EQ(r.shared_bytes, 143 * 68 + 9 * 16);
   EXPECT_EQ(r.stage_loads, 3);
   EXPECT_NE(r.source.find("uint4 x[6];"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("if (idx < 572 && "), std::string::npos) << r.source;
-  EXPECT_NE(r.source.find("smem + i * 64 + ((i >> 4) << 4) + 16 * j) = axe_shift16(x[2 * n], x[2 * n + 1], "),
-            std::string::npos)
+  EXPECT_NE(r.source.find("axe_shift16(x[2 * n], x[2 * n + 1], "), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("unsigned char* p = smem + i * 68 + ((i >> 4) << 4) + 16 * j;"), std::string::npos)
       << r.source;
-  EXPECT_NE(r.source.find("smem + base + e * 64u + ((unsigned)e >= 16u - r0 ? 16u : 0u)"), std::string::npos)
+  EXPECT_NE(r.source.find("reinterpret_cast<unsigned*>(p)[3] = w.w;"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("smem + base + e * 68u + ((unsigned)e >= 16u - r0 ? 16u : 0u)"), std::string::npos)
       << r.source;
 }
 

@@ -85,10 +85,10 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
 // compile to PTX, with their stage's shared memory: (8 V + V - 1) source rows in slots of the power
 // of two of words at or above 64 size / 16 + 1 (the row's words), V = 16 / size.
 TEST(GeneratedKernels, StagedTransposeKernelsCompileToPtx) {
-  // Raw: rows x slots of a power of two of 64 ES / 16 + 1 words. Realigned: rows x 64 ES bytes and
-  // a 16-byte pad every V rows (sizes 1, 2, 4, 8).
+  // Raw: rows x slots of a power of two of 64 ES / 16 + 1 words. Realigned: rows x 64 ES bytes (+ 4
+  // for 1-byte elements, + 8 for 2-byte ones) and a 16-byte pad every V rows (sizes 1, 2, 4, 8).
   const std::int64_t raw[] = {143 * 128, 71 * 256, 35 * 512, 17 * 1024};
-  const std::int64_t realigned[] = {143 * 64 + 9 * 16, 71 * 128 + 9 * 16, 35 * 256 + 9 * 16, 17 * 512 + 9 * 16};
+  const std::int64_t realigned[] = {143 * 68 + 9 * 16, 71 * 136 + 9 * 16, 35 * 256 + 9 * 16, 17 * 512 + 9 * 16};
   int i = 0;
   for (std::int64_t es : {1, 2, 4, 8}) {
     for (bool re : {false, true}) {
