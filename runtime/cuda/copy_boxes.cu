@@ -31,8 +31,8 @@ void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t st
   copy_boxes(list, src, dst, stream, src2, copy_engine_policy());
 }
 
-void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream, const void* src2,
-                const CopyEnginePolicy& policy) {
+void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
+                const void* src2, const CopyEnginePolicy& policy) {
   const BoxList::Split sp = list.split(policy);
   const BoxList* kernel_list = sp.engine.empty() && !sp.rows ? &list : sp.rest.get();
   for (const EngineCopy& c : sp.engine) {

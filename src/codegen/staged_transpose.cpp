@@ -82,9 +82,9 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
   // swizzle(i)). A word within the box's source span [span0, span1) is read whole, one reaching
   // past it in pieces of the row's own bytes. Item n of this thread is staged word threadIdx.x +
   // n * THREADS (row-major over ROWS x W1); bit n of `valid` says it was read.
-  // Realigned, an item is the two aligned words its row's bytes 16 j .. 16 j + 15 straddle (the second
-  // none at shift 0 or past the row's bytes), x[2 n] and x[2 n + 1], joined at the row's shift by the
-  // store.
+  // Realigned, an item is the two aligned words its row's bytes 16 j .. 16 j + 15 straddle (the
+  // second none at shift 0 or past the row's bytes), x[2 n] and x[2 n + 1], joined at the row's
+  // shift by the store.
   k.stage_loads = (k.rows * w1 + k.threads - 1) / k.threads;
   const std::int64_t n = k.stage_loads, nx = re ? 2 * n : n;
   o << "__device__ __forceinline__ unsigned axe_stage_load(const unsigned char* __restrict__ s0, long long sbb, "
@@ -172,8 +172,7 @@ StagedKernel staged_transpose_kernel(const Element& element, const StagedTile& t
         << "u + col) ^ ((((unsigned)i >> " << log_v << ") & " << slot_words - 1 << "u) << 4)));\n"
         << "        }\n";
     }
-    o
-      << "        axe_store_range(wd, axe_clamp16(-at), axe_clamp16(B * " << es << "ll - at), u.v);\n"
+    o << "        axe_store_range(wd, axe_clamp16(-at), axe_clamp16(B * " << es << "ll - at), u.v);\n"
       << "      }\n    }\n  }\n";
   }
   o << "}\n";

@@ -77,11 +77,12 @@ TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
 
 // Staged words on rows at odd offsets and pitches, every element size, raw and realigned: the
 // default tile, and one of 4 warps with 32 lanes along the words (1 and 2 bytes) or one of a
-// single word a row (4 and 8 bytes); boxes that cut tiles on both sides. Three CTAs, so that each loops over several tiles and
-// loads the next tile's words while it gathers one. (Checked by mutation: a shift of the first
-// source row for every row fails every case; whole words read past the box's span fail under
-// ASan.) Built with AddressSanitizer over a source that ends at its last element (the stage reads
-// whole words only inside the box's span).
+// single word a row (4 and 8 bytes); boxes that cut tiles on both sides. Three CTAs, so that each
+// loops over several tiles and loads the next tile's words while it gathers one. Checked by
+// mutation: a shift of the first source row for every row fails every case; whole words read past
+// the box's span fail under ASan; the next tile's load taking the current tile, a realigned gather
+// without its pad step and a realigned stage at shift 0 fail. Built with AddressSanitizer over a
+// source that ends at its last element (the stage reads whole words only inside the box's span).
 TEST(EmulatedTranspose, StagedWordsTransposeOnTheHost) {
   using axe::codegen::StagedTile;
   const emulator::TempDir dir;

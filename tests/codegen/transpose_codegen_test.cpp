@@ -266,7 +266,8 @@ TEST(TransposeKernel, BadTilesAreErrors) {
 // at j ^ (i / 16 mod 8)): 143 x 5 = 715 words, 3 a thread of 256 (a thread's n-th is word
 // threadIdx.x + 256 n). The gather: 8 lanes along the words, 4 along the columns, 8 warps down the
 // columns: 64 x 8 words, 2 a thread, columns 32 apart; its element e of word x is slot
-// 16 x + 15 - (the destination row's shift) + e, at byte (slot x 128 + column) ^ (slot / 16 mod 8) x 16.
+// 16 x + 15 - (the destination row's shift) + e, at byte (slot x 128 + column) ^ (slot / 16 mod 8)
+// x 16.
 TEST(StagedTranspose, U8TileByHand) {
   const auto k = staged_transpose_kernel(Element(1, Element::Kind::integer, "raw"), StagedTile{64, 8, 8});
   EXPECT_EQ(k.threads, 256);

@@ -135,10 +135,10 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
 //
 // tile.realigned: the stage shifts each row to start at its slot's byte 0 (each staged word from
 // the two aligned words it straddles, axe_shift16 at the row's shift), tile.a * size / 16 words a
-// slot, slot i at i * slot_stride + 16 (i / V) (the pads spread a gather's rows over the banks). The gather then reads element e of a word at a
-// constant offset e * row_bytes from its first, plus 16 past the pad it crosses: no shift, no
-// swizzle per element (about 5 PTX instructions an element for u8 against 9 raw; ptxas: 80
-// registers a thread against 64).
+// slot, slot i at i * slot_stride + 16 (i / V) (the pads spread a gather's rows over the banks).
+// The gather then reads element e of a word at a constant offset e * slot_stride from its first,
+// plus 16 past the pad it crosses: no shift, no swizzle per element (about 5 PTX instructions an
+// element for u8 against 9 raw; ptxas: 80 registers a thread against 64).
 //
 // The kernel has transpose_kernel's signature and descriptor, with tiles_a = ceil(A / tile.a) and
 // tiles_b = staged_tiles_along_b(size, tile, B).
@@ -146,19 +146,19 @@ struct StagedTile {
   std::int64_t a = 64;      // columns (powers of two, at least 16 bytes)
   std::int64_t words = 8;   // destination words along b
   std::int64_t warps = 8;
-  bool realigned = false;   // each slot's row shifted to start at byte 0 by the stage
+  bool realigned = false;   // each slot's row shifted to byte 0 by the stage
 };
 
 struct StagedKernel {
   std::string source;
   std::string name = "axe_transpose";
   std::int64_t threads = 0;
-  std::int64_t shared_bytes = 0;  // dynamic shared memory: rows x slot_stride (+ 16 every V rows realigned)
+  std::int64_t shared_bytes = 0;  // rows x slot_stride (realigned: + 16 every V rows)
   std::int64_t rows = 0;          // staged source rows: words V + V - 1
   std::int64_t row_bytes = 0;     // a slot: a power of two of words, at least the row's
-  std::int64_t slot_stride = 0;   // bytes from a slot to the next: row_bytes (realigned 1 and 2 bytes: + 4, + 8)
+  std::int64_t slot_stride = 0;   // slot to slot: row_bytes (realigned 1, 2 bytes: + 4, + 8)
   std::int64_t registers = 0;     // destination words a thread gathers
-  std::int64_t stage_loads = 0;   // staged words a thread loads a tile: ceil(rows x row words / threads)
+  std::int64_t stage_loads = 0;   // staged words a thread loads a tile (ceil: rows x words / threads)
   StagedTile tile;
 };
 

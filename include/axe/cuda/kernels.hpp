@@ -41,8 +41,8 @@ int set_box_blocks_per_sm(int n);
 // (copy_engine.hpp: which boxes go to the copy engines, the generated copy or the box kernel).
 void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
                 const void* src2 = nullptr);
-void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream, const void* src2,
-                const CopyEnginePolicy& policy);
+void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
+                const void* src2, const CopyEnginePolicy& policy);
 
 // copy_boxes by the kernel generated from thread layouts (codegen/copy_codegen.hpp: a tile copy
 // whose one thread layout loads and stores 16-byte vectors along each box's innermost mode),
