@@ -156,11 +156,18 @@ void transform_staged(const Transfer& box, DType dtype, const void* src, void* d
                " bytes of shared memory; device " + std::to_string(device) + " allows " + std::to_string(limit));
         }
         k.kernel = load_with_shared(k.k.source, k.k.name, k.k.shared_bytes, device);
+        AXE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &k.resident, reinterpret_cast<const void*>(k.kernel), static_cast<int>(k.k.threads),
+            static_cast<std::size_t>(k.k.shared_bytes)));
       });
   d.tiles_a = (d.A + tile.a - 1) / tile.a;
   d.tiles_b = codegen::staged_tiles_along_b(es, tile, d.B);
   void* args[] = {&src, &dst, &d};
-  launch(c.kernel, transpose_grid(d), dim3(static_cast<unsigned>(c.k.threads)), args, static_cast<std::size_t>(c.k.shared_bytes),
+  // One wave of resident blocks, each looping over tiles: a block loads its next tile while it
+  // gathers one (one block a tile would never overlap the two within a block).
+  dim3 grid = transpose_grid(d);
+  grid.x = static_cast<unsigned>(internal::grid_one_wave(d.tiles_a * d.tiles_b, c.resident));
+  launch(c.kernel, grid, dim3(static_cast<unsigned>(c.k.threads)), args, static_cast<std::size_t>(c.k.shared_bytes),
          stream);
 }
 

@@ -109,9 +109,10 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
 // aligned 16-byte word but at the box's edges. Not the runtime's choice: its first version ran at
 // 29-32% of memcpy on the uneven u8 boxes and 46-50% on f16 (default tile, one H200, 2026-11-28),
 // against 57% and 75-78% for one element per access (examples/results/1xH200/staged_2026-11-28/).
-// This version, not yet measured, overlaps a tile's loads with the gather of the tile before and
-// does the gather's index arithmetic in 32 bits with no branch (the first issued one 16-byte load
-// at a time a thread and none while it gathered).
+// This version, not yet measured, overlaps a tile's loads with the gather of the tile before (the
+// runtime launches one wave of blocks, each looping over tiles) and does the gather's index
+// arithmetic in 32 bits with no branch (the first, one block a tile, issued one 16-byte load at a
+// time a thread and none while its block gathered).
 //
 // A tile is tile.a columns (a) by tile.words destination words of each destination row, the
 // words counted from the aligned word that holds the row's first byte, as the copy's destination
