@@ -1,9 +1,8 @@
 #!/bin/bash
-# For the next call on one GPU (prepared 2026-11-28, fifth session; not run, the device time was
-# spent): the staged transpose's second version (loads in flight while it gathers, 32-bit gather)
-# and its realigned variant, beside one element per access; their GPU test; then axe_cuda_tests
-# whole and the multi-rank CUDA ctests (the graphed plans' copy-engine rule, 2905a3a, has not run
-# on a GPU).
+# Call 3 (2026-11-28, sixth session; the run_next.sh of the fifth, as run): the staged
+# transpose's second version (loads in flight while it gathers, 32-bit gather) and its realigned
+# variant, beside one element per access; their GPU test; then axe_cuda_tests whole and the
+# multi-rank CUDA ctests (the graphed plans' copy-engine rule, 2905a3a, on one GPU).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 O=${OUT:-/tmp/out}; mkdir -p "$O"
