@@ -263,13 +263,18 @@ __device__ __forceinline__ uint4 axe_ldg16(unsigned long long w) { return __ldg(
 )";
 
 // Device helpers of whole destination words (the copy's realigned access and the staged
-// transpose), AXE_ES the element size, beside kRealignHelpers (axe_piece, axe_shift16):
-// bytes [b0, b1) of the aligned word at w, the others zero (one 16-byte load for a whole word,
-// else element by element: never a byte outside [b0, b1)); the same for a store; b0 and b1 are
-// multiples of AXE_ES in 0..16.
+// transpose), AXE_ES the element size, beside kRealignHelpers (axe_piece, axe_load_part,
+// axe_store_part, axe_shift16): bytes [b0, b1) of the aligned word at w, the others zero: one
+// 16-byte load for a whole word; for 1-byte elements a head [b0, 16) or a tail [0, b1) in at most
+// four naturally aligned pieces; else element by element; never a byte outside [b0, b1). The same
+// for a store. b0 and b1 are multiples of AXE_ES in 0..16. (Pieces for 1-byte elements: 1.4-2.9%
+// less time on the uneven u8 packs, unpacks and copies, one H200, 2026-11-28; for 2-byte elements
+// they were slower: examples/results/1xH200/row_ends_2026-11-28/.)
 const char* const kWordHelpers = R"(
 __device__ __forceinline__ uint4 axe_load_range(unsigned long long w, int b0, int b1) {
   if (b0 == 0 && b1 == 16) return *reinterpret_cast<const uint4*>(w);
+  if (AXE_ES == 1 && b1 == 16) return axe_load_part<true>(w, (unsigned)b0);
+  if (AXE_ES == 1 && b0 == 0) return axe_load_part<false>(w, (unsigned)b1);
   union { uint4 v; typename axe_piece<AXE_ES>::T e[16 / AXE_ES]; } u;
   u.v = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
@@ -280,6 +285,14 @@ __device__ __forceinline__ uint4 axe_load_range(unsigned long long w, int b0, in
 __device__ __forceinline__ void axe_store_range(unsigned long long w, int b0, int b1, uint4 v) {
   if (b0 == 0 && b1 == 16) {
     *reinterpret_cast<uint4*>(w) = v;
+    return;
+  }
+  if (AXE_ES == 1 && b1 == 16) {
+    axe_store_part<true>(w, (unsigned)b0, v);
+    return;
+  }
+  if (AXE_ES == 1 && b0 == 0) {
+    axe_store_part<false>(w, (unsigned)b1, v);
     return;
   }
   union { uint4 v; typename axe_piece<AXE_ES>::T e[16 / AXE_ES]; } u;
