@@ -109,10 +109,12 @@ TransposeKernel transpose_kernel(const Element& element, const TransposeTile& ti
 // aligned 16-byte word but at the box's edges. Not the runtime's choice: its first version ran at
 // 29-32% of memcpy on the uneven u8 boxes and 46-50% on f16 (default tile, one H200, 2026-11-28),
 // against 57% and 75-78% for one element per access (examples/results/1xH200/staged_2026-11-28/).
-// This version, not yet measured, overlaps a tile's loads with the gather of the tile before (the
-// runtime launches one wave of blocks, each looping over tiles) and does the gather's index
-// arithmetic in 32 bits with no branch (the first, one block a tile, issued one 16-byte load at a
-// time a thread and none while its block gathered).
+// This version overlaps a tile's loads with the gather of the tile before (the runtime launches
+// one wave of blocks, each looping over tiles) and does the gather's index arithmetic in 32 bits
+// with no branch (the first, one block a tile, issued one 16-byte load at a time a thread and none
+// while its block gathered). It ran at 44% (default tile) to 49% (best) on the large uneven u8
+// box, 53-56% on f16, still behind one element per access on every large box (same folder, call
+// 3); ncu found it bound by latency, neither the L2 nor the SMs busy (call 4).
 //
 // A tile is tile.a columns (a) by tile.words destination words of each destination row, the
 // words counted from the aligned word that holds the row's first byte, as the copy's destination
