@@ -25,7 +25,7 @@ for d in u8 f16 f32 f64; do
 done
 stage ncu
 B="b/bin/kernel_bench --transposes --no-sweeps --dtype u8 --iters 1 --warmup 0 --reps 1"
-S="--section LaunchStats --section Occupancy --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis_Tables"
+S="--section LaunchStats --section Occupancy --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables"
 timeout 120 ncu --clock-control none $S --kernel-name regex:axe_transpose $B > "$O/ncu_u8.txt" 2>&1; echo "ncu rc=$?"
 grep -E "^  axe_transpose|Duration|DRAM Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued" "$O/ncu_u8.txt" | awk '{$1=$1; print}' | paste -sd' ' | sed 's/axe_transpose/\naxe_transpose/g' | cut -c1-300
 git apply -R examples/results/1xH200/staged_2026-11-28/sheared.patch
