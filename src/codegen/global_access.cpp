@@ -249,9 +249,11 @@ template <bool Head> __device__ __forceinline__ void axe_store_part(unsigned lon
 __device__ __forceinline__ uint4 axe_shift16(uint4 a, uint4 b, unsigned k) {
   const unsigned q = k >> 2, r = 8 * (k & 3u);
   const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-  unsigned s[5];
+  unsigned t[6], s[5];  // s = w[q .. q + 4]: two words along if q's bit 1, then one if its bit 0
 #pragma unroll
-  for (int i = 0; i < 5; ++i) s[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  for (int i = 0; i < 6; ++i) t[i] = q & 2u ? w[i + 2] : w[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) s[i] = q & 1u ? t[i + 1] : t[i];
   return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r),
                     __funnelshift_r(s[2], s[3], r), __funnelshift_r(s[3], s[4], r));
 }
