@@ -31,10 +31,6 @@
 // other tiles and accesses of it on the uneven rows, "generated cap N/SM" its default tile with
 // at most N blocks per SM.
 // rows "generated BxA wW" try other tiles (on the square, and "uneven" on the uneven box).
-// On the uneven boxes, rows "staged AxW wN" run the staged-words transpose (transform_staged:
-// A columns by W destination words, N warps; not the runtime's choice yet), rows "... realigned"
-// its slots realigned by the stage; its default tile, raw and realigned, always, the others with
-// sweeps (--uneven-sweeps included).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
 // pack/unpack >= 85% of the copy when the innermost contiguous run is >= 64 bytes; the 2-D
@@ -392,30 +388,6 @@ int main(int argc, char** argv) {
           const auto realigned = codegen::TransposeAccess::realigned;
           rows.push_back({n + " realigned", double(bytes),
                           median_ms([&] { transform_generated(t, dt, a, b, s, nullptr, realigned); }, s), mc});
-          // Staged words (transform_staged, not the runtime's choice yet): the default tile, and
-          // with sweeps other columns x words x warps ("staged A x W wN"), each raw and realigned.
-          std::vector<codegen::StagedTile> staged;
-          for (bool realigned : {false, true}) {
-            staged.push_back(codegen::StagedTile{64, 8, 8, realigned});
-            if (sweeps == Sweeps::none) continue;
-            for (codegen::StagedTile st : {codegen::StagedTile{32, 8, 8}, codegen::StagedTile{128, 8, 8},
-                                           codegen::StagedTile{64, 16, 8}, codegen::StagedTile{64, 4, 8},
-                                           codegen::StagedTile{32, 16, 4}, codegen::StagedTile{64, 8, 4}}) {
-              st.realigned = realigned;
-              staged.push_back(st);
-            }
-          }
-          for (const codegen::StagedTile& st : staged) {
-            const std::string sn = n + " staged " + std::to_string(st.a) + "x" + std::to_string(st.words) + " w" +
-                                   std::to_string(st.warps) + (st.realigned ? " realigned" : "");
-            try {
-              transform_staged(t, dt, a, b, s, st);
-            } catch (const Error& e) {
-              std::fprintf(stderr, "kernel_bench: %s skipped: %s\n", sn.c_str(), e.what());
-              continue;
-            }
-            rows.push_back({sn, double(bytes), median_ms([&] { transform_staged(t, dt, a, b, s, st); }, s), mc});
-          }
         }
       }
     }

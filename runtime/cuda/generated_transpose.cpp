@@ -1,5 +1,4 @@
-// transform_generated and transform_staged (include/axe/cuda/transpose.hpp): the transpose by the
-// generated tile kernel, and by the staged-words kernel.
+// transform_generated (include/axe/cuda/transpose.hpp): the transpose by the generated tile kernel.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -137,38 +136,6 @@ void transform_generated(const Transfer& box, DType dtype, const void* src, void
   void* args[] = {&s, &o, &d};
   launch(c.kernel, transpose_grid(d), dim3(static_cast<unsigned>(c.k.threads)), args,
          static_cast<std::size_t>(c.k.shared_bytes), stream);
-}
-
-void transform_staged(const Transfer& box, DType dtype, const void* src, void* dst, cudaStream_t stream,
-                      const codegen::StagedTile& tile) {
-  internal::check_box(box);
-  if (!is_transpose(box)) fail("transform_staged: box " + to_string(box) + " is not a transpose");
-  codegen::TransposeDesc d = internal::transpose_desc(box);
-  const std::int64_t es = size_of(dtype);
-  using Staged = internal::Compiled<codegen::StagedKernel>;
-  const Staged& c = internal::compile_once<Staged>(
-      std::tuple{es, tile.a, tile.words, tile.warps, tile.realigned}, [&](Staged& k, int device) {
-        k.k = codegen::staged_transpose_kernel(codegen::Element(es, codegen::Element::Kind::integer, "raw"), tile);
-        const int limit = shared_limit(device);
-        if (k.k.shared_bytes > limit) {
-          fail("transform_staged: a tile of " + std::to_string(tile.a) + " columns by " + std::to_string(tile.words) +
-               " words of " + std::to_string(es) + "-byte elements stages " + std::to_string(k.k.shared_bytes) +
-               " bytes of shared memory; device " + std::to_string(device) + " allows " + std::to_string(limit));
-        }
-        k.kernel = load_with_shared(k.k.source, k.k.name, k.k.shared_bytes, device);
-        AXE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &k.resident, reinterpret_cast<const void*>(k.kernel), static_cast<int>(k.k.threads),
-            static_cast<std::size_t>(k.k.shared_bytes)));
-      });
-  d.tiles_a = (d.A + tile.a - 1) / tile.a;
-  d.tiles_b = codegen::staged_tiles_along_b(es, tile, d.B);
-  void* args[] = {&src, &dst, &d};
-  // One wave of resident blocks, each looping over tiles: a block loads its next tile while it
-  // gathers one (one block a tile would never overlap the two within a block).
-  dim3 grid = transpose_grid(d);
-  grid.x = static_cast<unsigned>(internal::grid_one_wave(d.tiles_a * d.tiles_b, c.resident));
-  launch(c.kernel, grid, dim3(static_cast<unsigned>(c.k.threads)), args, static_cast<std::size_t>(c.k.shared_bytes),
-         stream);
 }
 
 }  // namespace axe::cuda

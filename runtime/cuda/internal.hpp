@@ -68,9 +68,6 @@ int unit_log2(const Transfer& t, std::int64_t es, int cap);
 int pointer_align(const void* p);
 int grid_for(std::int64_t chunks);
 int grid_in_waves(std::int64_t chunks, int resident);
-// One wave: min(chunks, SMs x resident (at least 1)), for a kernel whose blocks loop over its
-// chunks and overlap one chunk's loads with the work of the one before (the staged transpose).
-int grid_one_wave(std::int64_t chunks, int resident);
 
 // A generated kernel, compiled for one device: its generator's description and the loaded kernel.
 template <class Kernel>

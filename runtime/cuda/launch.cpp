@@ -48,10 +48,6 @@ int grid_in_waves(std::int64_t chunks, int resident) {
   return static_cast<int>(std::min<std::int64_t>(chunks, std::int64_t{sm_count()} * per_sm));
 }
 
-int grid_one_wave(std::int64_t chunks, int resident) {
-  return static_cast<int>(std::min<std::int64_t>(chunks, std::int64_t{sm_count()} * std::max(resident, 1)));
-}
-
 }  // namespace internal
 
 int set_box_blocks_per_sm(int n) {

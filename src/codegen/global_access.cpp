@@ -264,8 +264,8 @@ __device__ __forceinline__ uint4 axe_shfl_up16(uint4 v, int width) {
 __device__ __forceinline__ uint4 axe_ldg16(unsigned long long w) { return __ldg(reinterpret_cast<const uint4*>(w)); }
 )";
 
-// Device helpers of whole destination words (the copy's realigned access and the staged
-// transpose), AXE_ES the element size, beside kRealignHelpers (axe_piece, axe_load_part,
+// Device helpers of whole destination words (the copy's realigned access), AXE_ES the element
+// size, beside kRealignHelpers (axe_piece, axe_load_part,
 // axe_store_part, axe_shift16): bytes [b0, b1) of the aligned word at w, the others zero: one
 // 16-byte load for a whole word; for 1-byte elements a head [b0, 16) or a tail [0, b1) in at most
 // four naturally aligned pieces; else element by element; never a byte outside [b0, b1). The same

@@ -75,45 +75,5 @@ TEST(EmulatedTranspose, GeneratedKernelsTransposeOnTheHost) {
   }
 }
 
-// Staged words on rows at odd offsets and pitches, every element size, raw and realigned: the
-// default tile, and one of 4 warps with 32 lanes along the words (1 and 2 bytes) or one of a
-// single word a row (4 and 8 bytes); boxes that cut tiles on both sides. Three CTAs, so that each
-// loops over several tiles and loads the next tile's words while it gathers one. Checked by
-// mutation: a shift of the first source row for every row fails every case; whole words read past
-// the box's span fail under ASan; the next tile's load taking the current tile, a realigned gather
-// without its pad step and a realigned stage at shift 0 fail. Built with AddressSanitizer over a
-// source that ends at its last element (the stage reads whole words only inside the box's span).
-TEST(EmulatedTranspose, StagedWordsTransposeOnTheHost) {
-  using axe::codegen::StagedTile;
-  const emulator::TempDir dir;
-  struct Staged {
-    std::int64_t es;
-    StagedTile tile;
-    long long B, A, sb, da, soff, doff;
-  };
-  std::vector<Staged> cases;
-  for (std::int64_t es : {1, 2, 4, 8}) {
-    for (bool realigned : {false, true}) {
-      cases.push_back({es, StagedTile{64, 8, 8, realigned}, 301, 277, 279, 303, 1, 3});
-      if (es <= 2) cases.push_back({es, StagedTile{32, 32, 4, realigned}, 203, 131, 133, 211, 3, 1});
-      else cases.push_back({es, StagedTile{32, 1, 1, realigned}, 37, 21, 23, 39, 0, 5});
-    }
-  }
-  int n = 0;
-  for (const Staged& c : cases) {
-    SCOPED_TRACE(std::to_string(c.es) + "-byte staged " + std::to_string(c.tile.a) + " columns x " +
-                 std::to_string(c.tile.words) + " words w" + std::to_string(c.tile.warps) +
-                 (c.tile.realigned ? " realigned" : ""));
-    const auto k = axe::codegen::staged_transpose_kernel(Element(c.es, Element::Kind::integer, "raw"), c.tile);
-    const std::string args = std::to_string(c.B) + " " + std::to_string(c.A) + " " + std::to_string(c.sb) + " " +
-                             std::to_string(c.da) + " " + std::to_string(c.soff) + " " + std::to_string(c.doff) + " " +
-                             std::to_string(k.threads) + " " + std::to_string((c.A + c.tile.a - 1) / c.tile.a) + " " +
-                             std::to_string(axe::codegen::staged_tiles_along_b(c.es, c.tile, c.B)) + " 3";
-    EXPECT_EQ(emulator::compile_and_run(dir.path, "staged" + std::to_string(n++), k.source, "transpose_main.cpp",
-                                        c.es, args, emulator::sanitizer_flags(dir.path)),
-              "");
-  }
-}
-
 }  // namespace
 }  // namespace axe::test::codegen

@@ -4,7 +4,6 @@
 // uses, replicas included); the tile benchmark's round trips bring the tile back unchanged.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <future>
 #include <random>
 #include <string>
@@ -81,28 +80,6 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
   }
 }
 
-// The staged-words transposes (every element size, the default tile of 64 columns by 8 words)
-// compile to PTX, with their stage's shared memory: (8 V + V - 1) source rows in slots of the power
-// of two of words at or above 64 size / 16 + 1 (the row's words), V = 16 / size.
-TEST(GeneratedKernels, StagedTransposeKernelsCompileToPtx) {
-  // Raw: rows x slots of a power of two of 64 ES / 16 + 1 words. Realigned: rows x 64 ES bytes (+ 4
-  // for 1-byte elements, + 8 for 2-byte ones) and a 16-byte pad every V rows (sizes 1, 2, 4, 8).
-  const std::int64_t raw[] = {143 * 128, 71 * 256, 35 * 512, 17 * 1024};
-  const std::int64_t realigned[] = {143 * 68 + 9 * 16, 71 * 136 + 9 * 16, 35 * 256 + 9 * 16, 17 * 512 + 9 * 16};
-  int i = 0;
-  for (std::int64_t es : {1, 2, 4, 8}) {
-    for (bool re : {false, true}) {
-      SCOPED_TRACE(std::to_string(es) + "-byte" + (re ? " realigned" : ""));
-      const auto k =
-          codegen::staged_transpose_kernel(Element(es, Element::Kind::integer, "raw"), codegen::StagedTile{64, 8, 8, re});
-      EXPECT_NE(compile_to_ptx(k.source, "staged.cu").find(".entry axe_transpose"), std::string::npos);
-      EXPECT_EQ(k.shared_bytes, re ? realigned[i] : raw[i]);
-      EXPECT_EQ(k.registers, 2);  // 64 x 8 words over 256 threads
-    }
-    ++i;
-  }
-}
-
 // The runtime's copy kernels (every element size and access; the default tile, one lane along the
 // run and one warp, and 32 lanes by 8 rows by 8 warps) compile to PTX.
 TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
@@ -140,48 +117,6 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint64_t seed) {
   std::vector<unsigned char> v(n);
   for (auto& x : v) x = static_cast<unsigned char>(rng());
   return v;
-}
-
-// On a GPU, the staged-words transposes (transform_staged) move boxes at odd offsets and pitches
-// (every element size, the default tile and one of 32 words by 4 warps, raw and realigned)
-// exactly as a host transposition does, bytes beside the destination rows untouched and the
-// source unchanged. The larger box has more tiles than the grid's blocks, so blocks loop over
-// tiles (loading the next while they gather one).
-TEST(GeneratedKernels, StagedTransposeMatchesTheHostOnAGpu) {
-  AXE_REQUIRE_GPUS(1);
-  struct Box {
-    long long B, A, sb, da, soff, doff;
-  };
-  for (std::int64_t es : {1, 2, 4, 8}) {
-    for (const codegen::StagedTile& tile : {codegen::StagedTile{}, codegen::StagedTile{32, 32, 4},
-                                            codegen::StagedTile{64, 8, 8, true}, codegen::StagedTile{32, 32, 4, true}}) {
-      for (const Box& box : {Box{1001, 777, 779, 1003, 1, 3}, Box{8191, 2049, 2051, 8193, 3, 1}}) {
-        SCOPED_TRACE(std::to_string(es) + "-byte, " + std::to_string(tile.a) + " columns x " + std::to_string(tile.words) +
-                     " words" + (tile.realigned ? " realigned, " : ", ") + std::to_string(box.B) + " x " +
-                     std::to_string(box.A));
-        const long long B = box.B, A = box.A, sb = box.sb, da = box.da, soff = box.soff, doff = box.doff;
-        const std::size_t sn = static_cast<std::size_t>((soff + (B - 1) * sb + A) * es),
-                          dn = static_cast<std::size_t>((doff + A * da + 16) * es);
-        const auto in = random_bytes(sn, static_cast<std::uint64_t>(es)), before = random_bytes(dn, 7);
-        std::vector<unsigned char> expect = before;
-        for (long long b = 0; b < B; ++b)
-          for (long long a = 0; a < A; ++a)
-            std::memcpy(&expect[static_cast<std::size_t>((doff + a * da + b) * es)],
-                        &in[static_cast<std::size_t>((soff + b * sb + a) * es)], static_cast<std::size_t>(es));
-        DeviceBuffer dsrc(sn), ddst(dn);
-        AXE_CUDA_CHECK(cudaMemcpy(dsrc.p, in.data(), sn, cudaMemcpyHostToDevice));
-        AXE_CUDA_CHECK(cudaMemcpy(ddst.p, before.data(), dn, cudaMemcpyHostToDevice));
-        const DType dt = es == 1 ? DType::U8 : es == 2 ? DType::F16 : es == 4 ? DType::F32 : DType::F64;
-        transform_staged(Transfer{{B, A}, soff, {sb, 1}, doff, {1, da}}, dt, dsrc.p, ddst.p, nullptr, tile);
-        AXE_CUDA_CHECK(cudaDeviceSynchronize());
-        std::vector<unsigned char> got(dn), src_after(sn);
-        AXE_CUDA_CHECK(cudaMemcpy(got.data(), ddst.p, dn, cudaMemcpyDeviceToHost));
-        AXE_CUDA_CHECK(cudaMemcpy(src_after.data(), dsrc.p, sn, cudaMemcpyDeviceToHost));
-        EXPECT_TRUE(got == expect);
-        EXPECT_TRUE(src_after == in);
-      }
-    }
-  }
 }
 
 TEST(GeneratedKernels, RandomPlansReproduceTheDestinationOnAGpu) {

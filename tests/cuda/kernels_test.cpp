@@ -168,7 +168,7 @@ struct EnginePolicy {
 
 // The grid of a kernel that holds `resident` blocks an SM at once: whole waves of them within the
 // cap of set_box_blocks_per_sm (8 by default) where two or more fit, else the cap (also where the
-// count is unknown), never more blocks than chunks; one wave (grid_one_wave) ignores the cap.
+// count is unknown), never more blocks than chunks.
 // Host logic (132 SMs without a GPU).
 TEST(LaunchGrid, WholeWavesOfTheResidentBlocks) {
   const std::int64_t many = std::int64_t{1} << 40;
@@ -185,11 +185,6 @@ TEST(LaunchGrid, WholeWavesOfTheResidentBlocks) {
   EXPECT_EQ(internal::grid_in_waves(many, 3), sms * 2);
   EXPECT_EQ(internal::grid_in_waves(many, 1), sms * 2);
   set_box_blocks_per_sm(old);
-  // One wave, whatever the blocks-per-SM cap: the resident blocks of every SM, at least one an SM.
-  EXPECT_EQ(internal::grid_one_wave(many, 3), sms * 3);
-  EXPECT_EQ(internal::grid_one_wave(many, 12), sms * 12);
-  EXPECT_EQ(internal::grid_one_wave(many, 0), sms);
-  EXPECT_EQ(internal::grid_one_wave(100, 3), 100);
 }
 
 TEST(CopyEngine, EngineCopies_HandDerived) {

@@ -31,13 +31,5 @@ bool is_transpose(const Transfer& box);
 void transform_generated(const Transfer& box, DType dtype, const void* src, void* dst,
                          cudaStream_t stream, const codegen::TransposeTile* tile = nullptr,
                          std::optional<codegen::TransposeAccess> access = std::nullopt);
-// The transpose of `box` by the staged-words kernel (codegen::staged_transpose_kernel, compiled
-// on first use per element size and tile, raw or realigned, then cached): every global access a
-// whole aligned 16-byte word but at the box's edges, whatever the rows' alignment. It launches one
-// wave of the blocks the device holds at once, each looping over tiles. For benchmarks and tests:
-// not the runtime's choice (codegen/transpose_codegen.hpp has its figures). A box that is not a
-// transpose is an error.
-void transform_staged(const Transfer& box, DType dtype, const void* src, void* dst, cudaStream_t stream,
-                      const codegen::StagedTile& tile = {});
 
 }  // namespace axe::cuda
