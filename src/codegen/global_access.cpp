@@ -265,13 +265,13 @@ __device__ __forceinline__ uint4 axe_ldg16(unsigned long long w) { return __ldg(
 )";
 
 // Device helpers of whole destination words (the copy's realigned access), AXE_ES the element
-// size, beside kRealignHelpers (axe_piece, axe_load_part,
-// axe_store_part, axe_shift16): bytes [b0, b1) of the aligned word at w, the others zero: one
-// 16-byte load for a whole word; for 1-byte elements a head [b0, 16) or a tail [0, b1) in at most
-// four naturally aligned pieces; else element by element; never a byte outside [b0, b1). The same
-// for a store. b0 and b1 are multiples of AXE_ES in 0..16. (Pieces for 1-byte elements: 1.4-2.9%
-// less time on the uneven u8 packs, unpacks and copies, one H200, 2026-11-28; for 2-byte elements
-// they were slower: examples/results/1xH200/row_ends_2026-11-28/.)
+// size, beside kRealignHelpers (axe_piece, axe_load_part, axe_store_part, axe_shift16): bytes
+// [b0, b1) of the aligned word at w, the others zero: one 16-byte load for a whole word; for
+// 1-byte elements a head [b0, 16) or a tail [0, b1) in at most four naturally aligned pieces; else
+// element by element; never a byte outside [b0, b1). The same for a store. b0 and b1 are
+// multiples of AXE_ES in 0..16. (Pieces for 1-byte elements: 1.4-2.9% less time on the uneven u8
+// packs, unpacks and copies, one H200, 2026-11-28; for 2-byte elements they were slower:
+// examples/results/1xH200/row_ends_2026-11-28/.)
 const char* const kWordHelpers = R"(
 __device__ __forceinline__ uint4 axe_load_range(unsigned long long w, int b0, int b1) {
   if (b0 == 0 && b1 == 16) return *reinterpret_cast<const uint4*>(w);
