@@ -1,6 +1,6 @@
 #!/bin/bash
-# For the next call on one GPU (prepared 2026-11-28, sixth session; not run, the device time was
-# spent): sheared accesses (sheared.patch in this folder: one element a lane, each warp access
+# Prepared in the sixth session of 2026-11-28, run in the seventh as call 6 (call6_*, on 8a250c8;
+# README.md): sheared accesses (sheared.patch in this folder: one element a lane, each warp access
 # aligned to 32 elements, the rows' shifts absorbed by the shared-memory exchange, no shuffle;
 # checked on the host emulator under AddressSanitizer and compiled to PTX, not run on a GPU).
 # Applies the patch, runs the transpose GPU tests with sheared accesses forced, the uneven sweeps
