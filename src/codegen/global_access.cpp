@@ -306,28 +306,6 @@ __device__ __forceinline__ void axe_store_range(unsigned long long w, int b0, in
 __device__ __forceinline__ int axe_clamp16(long long x) { return (int)min(max(x, 0ll), 16ll); }
 )";
 
-void emit_transpose_desc(std::ostringstream& o) {
-  o << "struct __align__(16) axe_transpose_desc {\n  long long A, B, sb, da, soff, doff, tiles_a, tiles_b, batch, nb;\n"
-    << "  long long bext[" << kTransposeBatchModes << "], bsst[" << kTransposeBatchModes << "], bdst["
-    << kTransposeBatchModes << "];\n};\n";
-}
-
-void emit_transpose_head(std::ostringstream& o, const std::string& t, std::int64_t threads, const std::string& name) {
-  o << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << name << "(const " << t
-    << "* __restrict__ src, " << t << "* __restrict__ dst, axe_transpose_desc d) {\n"
-    << "  extern __shared__ __align__(16) unsigned char smem[];\n"
-    << "  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n"
-    << "  const long long tiles = d.tiles_a * d.tiles_b;\n";
-}
-
-void emit_transpose_batch(std::ostringstream& o) {
-  o << "  for (long long z = blockIdx.z; z < d.batch; z += gridDim.z) {\n"
-    << "    long long so = d.soff, dof = d.doff, q = z;\n"
-    << "    for (int m = (int)d.nb - 1; m >= 0; --m) {\n"
-    << "      const long long i = q % d.bext[m];\n      q /= d.bext[m];\n"
-    << "      so += i * d.bsst[m];\n      dof += i * d.bdst[m];\n    }\n";
-}
-
 void emit_realigned(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
                     std::int64_t registers, std::int64_t v, std::int64_t group) {
   thread_terms(o, c, "tx", "ty");

@@ -65,13 +65,6 @@ void emit_access(std::ostringstream& o, bool load, const std::string& t, const C
 // pieces are predicated straight-line code: every load is issued before any is used.
 extern const char* const kRealignHelpers;
 
-// The transpose kernel's text (transpose_codegen.cpp): the descriptor's declaration
-// (TransposeDesc's layout), the kernel's head up to its tile count, and the opening of the loop
-// over the batch (so, dof: the batch entry's offsets; the caller closes it).
-void emit_transpose_desc(std::ostringstream& o);
-void emit_transpose_head(std::ostringstream& o, const std::string& t, std::int64_t threads, const std::string& name);
-void emit_transpose_batch(std::ostringstream& o);
-
 // Device helpers of whole destination words (the copy's), AXE_ES the element size, after
 // kRealignHelpers: axe_load_range / axe_store_range move bytes [b0, b1) of an aligned 16-byte word
 // (whole, or element by element, never a byte outside the range), and axe_clamp16.

@@ -17,6 +17,31 @@ using namespace internal;
 
 [[noreturn]] void fail(const std::string& what) { throw Error("codegen: " + what); }
 
+// The kernel's text: the descriptor's declaration (TransposeDesc's layout), the kernel's head up
+// to its tile count, and the opening of the loop over the batch (so, dof: the batch entry's
+// offsets; the caller closes it).
+void emit_transpose_desc(std::ostringstream& o) {
+  o << "struct __align__(16) axe_transpose_desc {\n  long long A, B, sb, da, soff, doff, tiles_a, tiles_b, batch, nb;\n"
+    << "  long long bext[" << kTransposeBatchModes << "], bsst[" << kTransposeBatchModes << "], bdst["
+    << kTransposeBatchModes << "];\n};\n";
+}
+
+void emit_transpose_head(std::ostringstream& o, const std::string& t, std::int64_t threads, const std::string& name) {
+  o << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << name << "(const " << t
+    << "* __restrict__ src, " << t << "* __restrict__ dst, axe_transpose_desc d) {\n"
+    << "  extern __shared__ __align__(16) unsigned char smem[];\n"
+    << "  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n"
+    << "  const long long tiles = d.tiles_a * d.tiles_b;\n";
+}
+
+void emit_transpose_batch(std::ostringstream& o) {
+  o << "  for (long long z = blockIdx.z; z < d.batch; z += gridDim.z) {\n"
+    << "    long long so = d.soff, dof = d.doff, q = z;\n"
+    << "    for (int m = (int)d.nb - 1; m >= 0; --m) {\n"
+    << "      const long long i = q % d.bext[m];\n      q /= d.bext[m];\n"
+    << "      so += i * d.bsst[m];\n      dof += i * d.bdst[m];\n    }\n";
+}
+
 }  // namespace
 
 std::string_view to_string(TransposeAccess a) {
