@@ -1,6 +1,6 @@
 #!/bin/bash
-# For a next call on one GPU (prepared in the seventh session of 2026-11-28, not run: the device
-# time was spent). realigned4.patch (this folder): realigned transposes on 4-byte words
+# Ran in the eighth session as call 7 (README.md). Prepared in the seventh session of 2026-11-28
+# (the device time was spent then). realigned4.patch (this folder): realigned transposes on 4-byte words
 # (TransposeTile::vector_bytes = 4 with TransposeAccess::realigned), for the uneven u8 and f16
 # transposes that one element per access leaves at 57% and 75% of memcpy. A warp access then
 # moves 128 bytes (4-5 sectors) instead of 32 bytes over two sectors (the L2 bound that ncu found
