@@ -1,6 +1,6 @@
 #!/bin/bash
-# For the next call on one GPU (prepared in the seventh session of 2026-11-28, not run: the
-# device time was spent). Where the lean destination words (368df65) spend their time on the
+# Ran in the eighth session as call 8 (README.md). Prepared in the seventh session of 2026-11-28 (the
+# device time was spent then). Where the lean destination words (368df65) spend their time on the
 # uneven u8 rows, and the runtime against Triton after them:
 # 1. ncu with source counters on the u8 word kernels (kernel_bench --copies --dtype u8, 64 MiB,
 #    one launch a row; launches 40-47 of axe_copy were the u8 word kernels in call 2 of this
