@@ -199,6 +199,19 @@ int main(int argc, char** argv) {
                         median_ms([&] { copy_generated(l, src, dst, s, nullptr, &t, access); }, s), mc});
       }
     }
+    // Flat destination-word tiles ("generated flat T words wW": the rows' words one after another).
+    if (uneven) {
+      for (std::int64_t words : {512, 1024, 2048}) {
+        for (std::int64_t warps : {8, 4}) {
+          if (words == 2048 && warps == 4) continue;
+          const codegen::CopyTile t{words * v, 1, warps, true};
+          rows.push_back({name + " generated flat " + std::to_string(words) + " words w" + std::to_string(warps),
+                          double(l.elements() * size_of(l.dtype())), median_ms([&] {
+                            copy_generated(l, src, dst, s, nullptr, &t, codegen::TransposeAccess::realigned);
+                          }, s), mc});
+        }
+      }
+    }
     // The default tile under a cap of N blocks per SM ("generated cap N/SM", set_box_blocks_per_sm;
     // the default cap is 8). The runtime launches whole waves of the blocks an SM holds at once (3
     // for destination words, 4-5 for the others, by their registers) where two fit under the cap,

@@ -227,10 +227,11 @@ BoxList::Device BoxList::device(int align, cudaStream_t stream) const {
                             });
 }
 
-BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream) const {
+BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream,
+                                     bool flat) const {
   if (!tables_) return {};
   std::lock_guard<std::mutex> g(tables_->mu);
-  auto [it, fresh] = tables_->copy_tiles.try_emplace({words ? -tile_a : tile_a, tile_b});
+  auto [it, fresh] = tables_->copy_tiles.try_emplace({words ? -tile_a : tile_a, flat ? -tile_b : tile_b});
   const std::int64_t es = size_of(dtype_), v = 16 / es;
   Tables::Entry& e = it->second;
   if (fresh) {
@@ -239,9 +240,13 @@ BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, b
       auto add = [&](const Transfer& t, int source) {
         codegen::CopyBoxDesc d = internal::copy_box_desc(t);
         d.source = source;
-        // Destination words: a row of L bytes touches at most (L + 30) / 16, tile_a / V per tile.
-        d.tiles_a = words ? ((d.A * es + 30) / 16 + tile_a / v - 1) / (tile_a / v) : (d.A + tile_a - 1) / tile_a;
-        d.tiles_b = (d.B + tile_b - 1) / tile_b;
+        // Destination words: a row of L bytes touches at most (L + 30) / 16, tile_a / V per tile
+        // (flat: the B rows' words one after another).
+        const long long row_words = (d.A * es + 30) / 16;
+        d.tiles_a = flat    ? (d.B * row_words + tile_a / v - 1) / (tile_a / v)
+                    : words ? (row_words + tile_a / v - 1) / (tile_a / v)
+                            : (d.A + tile_a - 1) / tile_a;
+        d.tiles_b = flat ? 1 : (d.B + tile_b - 1) / tile_b;
         long long batch = 1, widest = 0;
         for (long long k = 0; k < d.nb; ++k) {
           batch *= d.bext[k];
@@ -265,7 +270,7 @@ BoxList::Device BoxList::copy_device(std::int64_t tile_a, std::int64_t tile_b, b
         const std::size_t r = t.extents.size();
         const std::int64_t A = t.extents.back(), B = r >= 2 ? t.extents[r - 2] : 1;
         const std::int64_t fold = words ? tile_a - v : tile_a;
-        if (2 * B > tile_b || fold <= 0 || A < 2 * fold || r + 1 > static_cast<std::size_t>(kMaxModes)) {
+        if (flat || 2 * B > tile_b || fold <= 0 || A < 2 * fold || r + 1 > static_cast<std::size_t>(kMaxModes)) {
           add(t, source_[i]);
           continue;
         }

@@ -21,7 +21,7 @@ using Compiled = internal::Compiled<codegen::CopyKernel>;
 
 // One kernel per (element size, access, tile, device), compiled once.
 const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::CopyTile& tile) {
-  return internal::compile_once<Compiled>(std::tuple{element_bytes, access, tile.a, tile.rows, tile.warps},
+  return internal::compile_once<Compiled>(std::tuple{element_bytes, access, tile.a, tile.rows, tile.warps, tile.flat},
                                           [&](Compiled& c, int) {
                                             const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
                                             c.k = codegen::copy_kernel(e, tile, access);
@@ -112,9 +112,14 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
   if (access == codegen::TransposeAccess::vectors && !fit)
     fail("copy_generated: vectors forced on boxes whose rows are not all 16-byte aligned");
   const codegen::CopyTile chosen = tile ? *tile : codegen::default_copy_tile(es, access, run);
+  if (chosen.flat) {
+    for (const Transfer& t : list.boxes())
+      if (!codegen::copy_flat_fits(t.extents.back() * es))
+        fail("copy_generated: box " + to_string(t) + " has rows of 2^31 - 30 bytes or more, over a flat tile's limit");
+  }
   const Compiled& c = compiled(es, access, chosen);
   const BoxList::Device dev =
-      list.copy_device(c.k.tile_a, c.k.tile_b, access == codegen::TransposeAccess::realigned, stream);
+      list.copy_device(c.k.tile_a, c.k.tile_b, access == codegen::TransposeAccess::realigned, stream, c.k.flat);
   if (dev.chunks == 0) return;
   long long tiles = dev.chunks;
   int nboxes = dev.boxes;

@@ -54,6 +54,25 @@ void emit_edge_vectors(std::ostringstream& o, bool load, const std::string& t, c
   }
 }
 
+// Register R's two source words: w (the aligned word holding the register's first byte s0) and
+// the next, for the destination word at byte `at` of its row (of type `type`). Whole where both
+// hold bytes of the row only; elsewhere whole within the box's source span [span0, span1), in
+// pieces of the row's own bytes past it.
+void emit_source_words(std::ostringstream& o, const std::string& R, const char* type, const char* at) {
+  o << "        sh[" << R << "] = (unsigned)s0 & 15u;\n"
+    << "        const " << type << " wa = " << at << " - (" << type << ")sh[" << R << "];  // w's first byte in the row\n"
+    << "        if (wa >= 0 && wa + 32 <= L) {\n"
+    << "          lo[" << R << "] = *reinterpret_cast<const uint4*>(w);\n"
+    << "          hi[" << R << "] = sh[" << R << "] ? *reinterpret_cast<const uint4*>(w + 16ull) : make_uint4(0u, 0u, 0u, 0u);\n"
+    << "        } else {\n"
+    << "          lo[" << R << "] = w >= span0 && w + 16ull <= span1 ? *reinterpret_cast<const uint4*>(w)\n"
+    << "                    : axe_load_range(w, axe_clamp16(-wa), axe_clamp16(L - wa));\n"
+    << "          hi[" << R << "] = !sh[" << R << "] ? make_uint4(0u, 0u, 0u, 0u)\n"
+    << "                    : w + 16ull >= span0 && w + 32ull <= span1 ? *reinterpret_cast<const uint4*>(w + 16ull)\n"
+    << "                    : axe_load_range(w + 16ull, axe_clamp16(-wa - 16), axe_clamp16(L - wa - 16));\n"
+    << "        }\n";
+}
+
 // The destination words of one tile: registers (words) with coordinates `c` (x: the word within
 // the tile, y: the row), rows at s + y * sb and o + y * db (bytes), L bytes each, words a0w + x.
 // A word whose two source words hold bytes of its row only (the row's inside: all but about two
@@ -86,19 +105,9 @@ void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) 
       << "      if (at < L) {\n"
       << "        st[" << R << "] = at >= 0 && at + 16 <= L ? 1 : 2;\n"
       << "        wd[" << R << "] = D + at;\n"
-      << "        const unsigned long long s0 = S + at, w = s0 & ~15ull;\n"
-      << "        sh[" << R << "] = (unsigned)s0 & 15u;\n"
-      << "        const long long wa = at - (long long)sh[" << R << "];  // w's first byte in the row\n"
-      << "        if (wa >= 0 && wa + 32 <= L) {\n"
-      << "          lo[" << R << "] = *reinterpret_cast<const uint4*>(w);\n"
-      << "          hi[" << R << "] = sh[" << R << "] ? *reinterpret_cast<const uint4*>(w + 16ull) : make_uint4(0u, 0u, 0u, 0u);\n"
-      << "        } else {\n"
-      << "          lo[" << R << "] = w >= span0 && w + 16ull <= span1 ? *reinterpret_cast<const uint4*>(w)\n"
-      << "                    : axe_load_range(w, axe_clamp16(-wa), axe_clamp16(L - wa));\n"
-      << "          hi[" << R << "] = !sh[" << R << "] ? make_uint4(0u, 0u, 0u, 0u)\n"
-      << "                    : w + 16ull >= span0 && w + 32ull <= span1 ? *reinterpret_cast<const uint4*>(w + 16ull)\n"
-      << "                    : axe_load_range(w + 16ull, axe_clamp16(-wa - 16), axe_clamp16(L - wa - 16));\n"
-      << "        }\n      }\n    }\n  }\n";
+      << "        const unsigned long long s0 = S + at, w = s0 & ~15ull;\n";
+    emit_source_words(o, R, "long long", "at");
+    o << "      }\n    }\n  }\n";
   }
   // axe_shift16 at 0 is lo itself (funnel shifts by 0), so no test of sh. A word stored in pieces
   // finds its first byte in the row again from its row (not held across the loads: registers).
@@ -114,6 +123,53 @@ void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) 
       << "ll) * db));\n"
       << "      axe_store_range(wd[" << R << "], axe_clamp16(-at), axe_clamp16(L - at), v);\n"
       << "    }\n  }\n";
+  }
+}
+
+// The destination words of a flat tile: the box's rows taken one after another as a sequence of
+// W = (L + 30) / 16 words each (a row of L bytes touches at most W destination words), the tile
+// words g0 .. g0 + T of it, register r of a thread word g0 + tx + x_r. A thread's word m of row y
+// comes from a division by W: the tile's first word by a double reciprocal (rinv, exact after one
+// correction for words under 2^53), each register's by a float one on the words since that
+// (under W + T words: exact after one correction). The words then move as in emit_words, with the
+// row's bytes `at` in 32 bits (rows under 2^31 bytes, checked by the caller).
+void emit_flat_words(std::ostringstream& o, const Coords& c, std::int64_t registers) {
+  thread_terms(o, c, "tx", "ty");
+  o << "  (void)ty;  // one row of words\n"
+    << "  long long r0 = (long long)((double)g0 * rinv);\n"
+    << "  long long m0 = g0 - r0 * W;\n"
+    << "  if (m0 < 0) { --r0; m0 += W; } else if (m0 >= W) { ++r0; m0 -= W; }\n"
+    << "  const float finv = (float)rinv;\n"
+    << "  uint4 lo[" << registers << "], hi[" << registers << "];\n"
+    << "  unsigned long long wd[" << registers << "];\n"
+    << "  unsigned sh[" << registers << "];\n"
+    << "  int at[" << registers << "];  // the word's first byte in its row; L: no word to store\n";
+  for (std::int64_t r = 0; r < registers; ++r) {
+    const auto ur = static_cast<std::uint64_t>(r);
+    const std::string R = std::to_string(r);
+    o << "  {\n    const int g = (int)m0 + (int)tx + " << sum_of(c.m.x, ur) << ";\n"
+      << "    int q = (int)((float)g * finv), m = g - q * (int)W;\n"
+      << "    if (m < 0) { --q; m += (int)W; } else if (m >= (int)W) { ++q; m -= (int)W; }\n"
+      << "    const long long y = r0 + q;\n"
+      << "    at[" << R << "] = L;\n"
+      << "    if (y < ylim) {\n"
+      << "      const unsigned long long D = (unsigned long long)(o + y * db), S = (unsigned long long)(s + y * sb);\n"
+      << "      const int a = 16 * m - (int)(D & 15ull);\n"
+      << "      if (a < L) {\n"
+      << "        at[" << R << "] = a;\n"
+      << "        wd[" << R << "] = D + (long long)a;\n"
+      << "        const unsigned long long s0 = S + (long long)a, w = s0 & ~15ull;\n";
+    emit_source_words(o, R, "int", "a");
+    o << "      }\n    }\n  }\n";
+  }
+  for (std::int64_t r = 0; r < registers; ++r) {
+    const std::string R = std::to_string(r);
+    o << "  if (at[" << R << "] < L) {\n"
+      << "    const uint4 v = axe_shift16(lo[" << R << "], hi[" << R << "], sh[" << R << "]);\n"
+      << "    if (at[" << R << "] >= 0 && at[" << R << "] + 16 <= L) *reinterpret_cast<uint4*>(wd[" << R << "]) = v;\n"
+      << "    else axe_store_range(wd[" << R << "], axe_clamp16(-at[" << R << "]), axe_clamp16(L - at[" << R
+      << "]), v);\n"
+      << "  }\n";
   }
 }
 
@@ -164,20 +220,30 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   for (std::int64_t e : {ta, tile.rows, tile.warps}) {
     if (!power_of_two(e)) fail("copy tile extents, rows and warps must be powers of two");
   }
-  if (ta < v || ta > kMaxCopyVectorsAlongA * v) {
+  const bool words = access == TransposeAccess::realigned, flat = tile.flat;
+  k.threads = 32 * tile.warps;
+  if (flat) {
+    if (!words)
+      fail("flat copy tiles move destination words: realigned access only, not " + std::string(to_string(access)));
+    const std::int64_t per_thread = ta / v / k.threads;
+    if (tile.rows != 1 || ta / v < k.threads || per_thread > kMaxCopyVectorsPerThread) {
+      fail("a flat copy tile of " + std::to_string(ta / v) + " words, " + std::to_string(tile.rows) + " rows and " +
+           std::to_string(tile.warps) + " warps: one row, 1 to " + std::to_string(kMaxCopyVectorsPerThread) +
+           " words a thread");
+    }
+  } else if (ta < v || ta > kMaxCopyVectorsAlongA * v) {
     fail("a copy tile of " + std::to_string(ta) + " elements along its run holds 1 to " +
          std::to_string(kMaxCopyVectorsAlongA) + " " + std::to_string(v) + "-element vectors along it");
   }
   // Lanes along a first (la), then registers (ka vectors a lane) where the tile is wider than a warp.
   const std::int64_t la = std::min<std::int64_t>(32, ta / v), lb = 32 / la;
-  if (ta / (v * la) * tile.rows > kMaxCopyVectorsPerThread) {
+  if (!flat && ta / (v * la) * tile.rows > kMaxCopyVectorsPerThread) {
     fail("a copy tile of " + std::to_string(ta) + " x " + std::to_string(tile.rows) + " rows gives a thread " +
          std::to_string(ta / (v * la) * tile.rows) + " vectors, over " + std::to_string(kMaxCopyVectorsPerThread));
   }
-  const bool words = access == TransposeAccess::realigned;
   k.tile_a = ta;
-  k.tile_b = tile.rows * lb * tile.warps;
-  k.threads = 32 * tile.warps;
+  k.tile_b = flat ? 1 : tile.rows * lb * tile.warps;
+  k.flat = flat;
   // The layout's shape: elements (vectors of V), or destination words (one per register).
   const std::int64_t wa = words ? ta / v : ta;
   const std::vector<std::int64_t> shape{k.tile_b, wa};
@@ -187,7 +253,9 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   // rows: rows per thread inside the lanes, blocked [R, V], made a warp's 16-byte pieces of one
   // 64-byte packed row land in four instructions and ran a 16-byte-run pack at 19.5% of memcpy
   // against 65.5% for the box kernel, kernel_bench on one H100, 2026-11-27).
-  const std::vector<std::int64_t> spt{1, words ? 1 : v}, tpw{lb, la}, wpc{tile.warps, 1}, order{1, 0};
+  // Flat tiles: one row of words, lanes then warps along it, then the registers.
+  const std::vector<std::int64_t> spt{1, words ? 1 : v}, tpw{flat ? 1 : lb, flat ? 32 : la},
+      wpc{flat ? 1 : tile.warps, flat ? tile.warps : 1}, order{1, 0};
   const AxeLayout layout =
       linear::from_linear(linear::blocked_layout(shape, spt, tpw, wpc, order)).layout;
   const ThreadColumns cols = thread_columns(layout, shape);
@@ -196,14 +264,21 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   const std::string t(element_type(es));
 
   std::ostringstream o;
-  o << "// Generated by axe (codegen/copy_codegen): " << k.tile_b << "x" << ta << " tiles of " << es
-    << "-byte elements, " << tile.warps << " warps, " << to_string(access) << "; both sides "
+  o << "// Generated by axe (codegen/copy_codegen): " << k.tile_b << "x" << ta << (flat ? " flat" : "") << " tiles of "
+    << es << "-byte elements, " << tile.warps << " warps, " << to_string(access) << "; both sides "
     << to_string(layout) << ".\n";
   o << "struct __align__(16) axe_copy_box {\n"
     << "  long long A, B, sb, db, soff, doff, tiles_a, tiles_b, first, tiles, nb, source;\n"
     << "  long long bext[" << kCopyBatchModes << "], bsst[" << kCopyBatchModes << "], bdst[" << kCopyBatchModes
     << "];\n  long long per, small, smin, smax;\n};\n";
-  if (words) {
+  if (flat) {
+    o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers
+      << "__device__ __forceinline__ void axe_copy_flat(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
+         "long long sb, long long db, int L, long long g0, long long W, double rinv, long long ylim, "
+         "unsigned long long span0, unsigned long long span1, unsigned lane, unsigned warp) {\n";
+    emit_flat_words(o, c, cols.registers());
+    o << "}\n";
+  } else if (words) {
     o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers
       << "__device__ __forceinline__ void axe_copy_words(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
          "long long sb, long long db, long long L, long long a0w, long long ylim, unsigned long long span0, "
@@ -235,6 +310,7 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
     << "  __shared__ axe_copy_box sd;\n  __shared__ int sbox;\n"
     << "  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n"
     << "  long long begin = 0, end = 0;  // the tiles of the box in sd (none yet)\n"
+    << (flat ? "  long long W = 1;  // the box's words a row\n  double rinv = 1.0;\n" : "")
     << "  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
     << "    if (t >= end) {  // the box of tile t: the last whose first tile is <= t (32-ary search)\n"
     << "      __syncthreads();\n"
@@ -250,8 +326,32 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
     << "      for (unsigned i = threadIdx.x; i < " << desc_words << "u; i += blockDim.x)\n"
     << "        reinterpret_cast<long long*>(&sd)[i] = reinterpret_cast<const long long*>(table + sbox)[i];\n"
     << "      __syncthreads();\n"
-    << "      begin = sd.first;\n      end = sd.first + sd.tiles;\n    }\n"
-    << "    // The tile's place in its box: 32-bit divisions where the box's indices fit (`small`).\n"
+    << "      begin = sd.first;\n      end = sd.first + sd.tiles;\n"
+    << (flat ? "      W = (sd.A * " + std::to_string(es) + "ll + 30) / 16;\n      rinv = 1.0 / (double)W;\n" : "")
+    << "    }\n";
+  if (flat) {
+    // A flat tile's place: its batch entry (none without batch modes) and its words in it.
+    o << "    long long ia = t - begin, so = sd.soff, dof = sd.doff;\n"
+      << "    if (sd.nb) {\n"
+      << "      long long q;\n"
+      << "      if (sd.small) {\n"
+      << "        const unsigned u = (unsigned)ia, per = (unsigned)sd.per, uq = u / per;\n"
+      << "        ia = u - uq * per;\n        q = uq;\n"
+      << "      } else {\n"
+      << "        q = ia / sd.per;\n        ia -= q * sd.per;\n      }\n"
+      << "      for (int m = (int)sd.nb - 1; m >= 0; --m) {\n"
+      << "        const long long i = q % sd.bext[m];\n        q /= sd.bext[m];\n"
+      << "        so += i * sd.bsst[m];\n        dof += i * sd.bdst[m];\n      }\n"
+      << "    }\n"
+      << "    const " << t << "* base = sd.source ? src2 : src;\n"
+      << "    axe_copy_flat((const unsigned char*)(base + so), (unsigned char*)(dst + dof), sd.sb * " << es
+      << "ll, sd.db * " << es << "ll, (int)(sd.A * " << es << "ll), ia * " << ta / v
+      << "ll, W, rinv, sd.B, (unsigned long long)(base + sd.smin), (unsigned long long)(base + sd.smax + 1), lane, "
+         "warp);\n  }\n}\n";
+    k.source = o.str();
+    return k;
+  }
+  o << "    // The tile's place in its box: 32-bit divisions where the box's indices fit (`small`).\n"
     << "    long long ia, ib, so = sd.soff, dof = sd.doff;\n"
     << "    if (sd.small) {\n"
     << "      const unsigned u = (unsigned)(t - begin), per = (unsigned)sd.per, ta = (unsigned)sd.tiles_a;\n"

@@ -100,6 +100,25 @@ TEST(CopyKernel, WideTileRepeatsAlongTheRun) {
   EXPECT_NE(r.source.find("a0w + tx + 32ll"), std::string::npos) << r.source;
 }
 
+// Flat word tiles: u8, 1024 words on 8 warps: one row of the box's words taken row after row,
+// lanes then warps along it, so a thread holds 4 words 256 apart (tx, tx + 256, + 512, + 768), 64
+// registers of bytes; every word found by the division by the row's words, each range-checked.
+TEST(CopyKernel, FlatWordsByHand) {
+  const Element e1(1, Element::Kind::integer, "raw");
+  const auto k = copy_kernel(e1, CopyTile{1024 * 16, 1, 8, true}, TransposeAccess::realigned);
+  EXPECT_TRUE(k.flat);
+  EXPECT_EQ(k.threads, 256);
+  EXPECT_EQ(k.tile_a, 1024 * 16);
+  EXPECT_EQ(k.tile_b, 1);
+  EXPECT_EQ(k.registers, 64);
+  for (const char* x : {"(int)tx + 0;", "(int)tx + 256;", "(int)tx + 512;", "(int)tx + 768;"})
+    EXPECT_NE(k.source.find(x), std::string::npos) << x << "\n" << k.source;
+  EXPECT_EQ(count_of(k.source, "int q = (int)((float)g * finv)"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "axe_store_range(wd["), 4) << k.source;
+  EXPECT_NE(k.source.find("ia * 1024ll"), std::string::npos) << k.source;  // the tile's first word
+  EXPECT_NE(k.source.find("W = (sd.A * 1ll + 30) / 16;"), std::string::npos) << k.source;
+}
+
 // The default tile. Short runs: the largest power of two within the run, between one vector and
 // 32, 4 rows. Longer runs: 4, 2 or 1 vectors a lane along the run (as far as the run holds 32 lanes
 // of them) and 8 vectors a thread; realigned words 4 a thread, along the run as far as a tile is
@@ -131,6 +150,15 @@ TEST(CopyKernel, BadTilesAreClearErrors) {
   // 8 vectors along the run a lane, 4 rows: 32 vectors a thread.
   e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{1024, 4, 8}, TransposeAccess::vectors); });
   EXPECT_NE(e.find("gives a thread 32 vectors, over 16"), std::string::npos) << e;
+  // Flat tiles: destination words only, one row, 1 to 16 words a thread.
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{4096, 1, 8, true}, TransposeAccess::vectors); });
+  EXPECT_NE(e.find("flat copy tiles move destination words: realigned access only, not vectors"), std::string::npos) << e;
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{4096, 2, 8, true}, TransposeAccess::realigned); });
+  EXPECT_NE(e.find("a flat copy tile of 1024 words, 2 rows and 8 warps"), std::string::npos) << e;
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{1 << 16, 1, 8, true}, TransposeAccess::realigned); });
+  EXPECT_NE(e.find("1 to 16 words a thread"), std::string::npos) << e;  // 64 a thread
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{256, 1, 8, true}, TransposeAccess::realigned); });
+  EXPECT_NE(e.find("a flat copy tile of 64 words"), std::string::npos) << e;  // under a word a thread
   const Element e3(3, Element::Kind::integer, "raw");
   e = axe::test::error_of([&] { copy_kernel(e3, CopyTile{}, TransposeAccess::scalar); });
   EXPECT_NE(e.find("not 1, 2, 4 or 8 bytes"), std::string::npos) << e;

@@ -35,13 +35,14 @@ struct Case {
 
 std::string name_of(const Case& c) {
   return std::to_string(c.es) + "-byte " + std::string(to_string(c.access)) + " a=" + std::to_string(c.tile.a) + " " +
-         std::to_string(c.tile.rows) + "x" + std::to_string(c.tile.warps);
+         std::to_string(c.tile.rows) + "x" + std::to_string(c.tile.warps) + (c.tile.flat ? " flat" : "");
 }
 
 std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
   const auto k = axe::codegen::copy_kernel(Element(c.es, Element::Kind::integer, "raw"), c.tile, c.access);
   std::string args = std::to_string(k.threads) + " " + std::to_string(k.tile_a) + " " + std::to_string(k.tile_b) + " " +
-                     (c.access == TransposeAccess::realigned ? "1 " : "0 ") + std::to_string(16 / c.es) + " 3";
+                     (c.tile.flat ? "2 " : c.access == TransposeAccess::realigned ? "1 " : "0 ") +
+                     std::to_string(16 / c.es) + " 3";
   for (const Box& b : c.boxes) {
     for (long long x : {b.A, b.B, b.sb, b.db, b.soff, b.doff, b.source, b.n, b.ns, b.nd}) args += " " + std::to_string(x);
   }
@@ -72,6 +73,11 @@ TEST(EmulatedCopy, GeneratedCopiesMoveTheirBoxesOnTheHost) {
     add(CopyTile{128 * v, 1, 4}, TransposeAccess::vectors, aligned);  // 4 vectors along the run a lane
     add(axe::codegen::default_copy_tile(es, TransposeAccess::realigned, 77), TransposeAccess::realigned, odd);
     add(CopyTile{64 * v, 2, 2}, TransposeAccess::realigned, odd);  // 2 words along the run a lane, 2 rows
+    // Flat words: 4 a thread (1024-word tiles, each over several rows of the first box and the
+    // whole second box, rows of 6 to 151 words), and 1 a thread on 2 warps (64-word tiles, a row
+    // of the first box over three tiles).
+    add(CopyTile{1024 * v, 1, 8, true}, TransposeAccess::realigned, odd);
+    add(CopyTile{64 * v, 1, 2, true}, TransposeAccess::realigned, odd);
     add(axe::codegen::default_copy_tile(es, TransposeAccess::scalar, 77), TransposeAccess::scalar, odd);
     add(CopyTile{256, 1, 4}, TransposeAccess::scalar, odd);  // 8 elements along the run a lane
   }

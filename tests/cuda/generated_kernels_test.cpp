@@ -81,14 +81,20 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
 }
 
 // The runtime's copy kernels (every element size and access; the default tile, one lane along the
-// run and one warp, and 32 lanes by 8 rows by 8 warps) compile to PTX.
+// run and one warp, and 32 lanes by 8 rows by 8 warps; flat word tiles of 4 words a thread on 8
+// warps and 1 on 1 warp) compile to PTX.
 TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
   for (std::int64_t es : {1, 2, 4, 8}) {
     for (auto access : {codegen::TransposeAccess::vectors, codegen::TransposeAccess::realigned,
                         codegen::TransposeAccess::scalar}) {
       const std::int64_t v = access == codegen::TransposeAccess::scalar ? 1 : 16 / es;
-      for (const codegen::CopyTile& tile :
-           {codegen::default_copy_tile(es, access, 4096), codegen::CopyTile{v, 1, 1}, codegen::CopyTile{32 * v, 8, 8}}) {
+      std::vector<codegen::CopyTile> tiles{codegen::default_copy_tile(es, access, 4096), codegen::CopyTile{v, 1, 1},
+                                           codegen::CopyTile{32 * v, 8, 8}};
+      if (access == codegen::TransposeAccess::realigned) {
+        tiles.push_back(codegen::CopyTile{1024 * v, 1, 8, true});
+        tiles.push_back(codegen::CopyTile{32 * v, 1, 1, true});
+      }
+      for (const codegen::CopyTile& tile : tiles) {
         const codegen::Element e(es, codegen::Element::Kind::integer, "raw");
         const auto k = codegen::copy_kernel(e, tile, access);
         SCOPED_TRACE(std::to_string(es) + "-byte, " + std::string(to_string(access)) + ", tile " +

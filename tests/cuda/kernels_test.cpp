@@ -829,8 +829,9 @@ Case contiguous_case(std::mt19937_64& rng, int n) {
 // destinations), on base pointers 0, 1 and 3 elements past an aligned address: the runtime's
 // choice of access and tile, then realigned words and scalar accesses forced, the smallest and
 // largest tiles (one lane along the run, one row and warp; 32 lanes, 8 rows, 8 warps) and tiles
-// wider than a warp's vectors (registers along the run), so full tiles, cut tiles, batches and
-// many boxes per launch all run. Aligned lists (offsets, strides and pointers in 16-byte units)
+// wider than a warp's vectors (registers along the run), flat word tiles (4 words a thread on 8
+// warps; 1 on 1 warp, so a row spans tiles), so full tiles, cut tiles, batches and many boxes per
+// launch all run. Aligned lists (offsets, strides and pointers in 16-byte units)
 // also take the vector kernel, on its default and a wide tile.
 TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
   AXE_REQUIRE_GPUS(1);
@@ -847,9 +848,12 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
                       {TransposeAccess::scalar, codegen::CopyTile{1, 1, 1}},
                       {TransposeAccess::realigned, codegen::CopyTile{32 * v, 8, 8}},
                       {TransposeAccess::realigned, codegen::CopyTile{128 * v, 2, 4}},
-                      {TransposeAccess::scalar, codegen::CopyTile{256, 1, 8}}};
-  for (int rep = 0; rep < 24; ++rep) {
-    const Way& w = ways[rep % 8];
+                      {TransposeAccess::scalar, codegen::CopyTile{256, 1, 8}},
+                      {TransposeAccess::realigned, codegen::CopyTile{1024 * v, 1, 8, true}},
+                      {TransposeAccess::realigned, codegen::CopyTile{32 * v, 1, 1, true}}};
+  constexpr int kWays = sizeof(ways) / sizeof(ways[0]);
+  for (int rep = 0; rep < 3 * kWays; ++rep) {
+    const Way& w = ways[rep % kWays];
     const std::int64_t mis = rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3;  // elements
     CopyFn fn = [&](const BoxList& l, const void* s, void* d) {
       ASSERT_TRUE(copy_generated_fits(l));
@@ -889,7 +893,8 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
 }
 
 // Boxes marked from_second_source read src2 in the same launch; a box not contiguous along its
-// innermost mode is refused by name, and so are vectors forced on unaligned rows.
+// innermost mode is refused by name, and so are vectors forced on unaligned rows and a flat tile
+// forced on rows over its limit.
 TEST_P(Kernels, CopyGenerated_SecondSourceAndRefusals) {
   AXE_REQUIRE_GPUS(1);
   const DType dt = GetParam();
@@ -907,6 +912,14 @@ TEST_P(Kernels, CopyGenerated_SecondSourceAndRefusals) {
   e = axe::test::error_of(
       [&] { copy_generated(odd, da.p, dd.p, nullptr, nullptr, nullptr, codegen::TransposeAccess::vectors); });
   EXPECT_NE(e.find("not all 16-byte aligned"), std::string::npos) << e;
+  // A flat tile forced on rows of 2^31 bytes (its row arithmetic is 32-bit): refused before any
+  // launch, so the buffers' size does not matter.
+  const std::int64_t big = (std::int64_t{1} << 31) / size_of(dt);
+  const BoxList wide = BoxList::copy({Transfer{{2, big}, 1, {big + 1, 1}, 0, {big, 1}, 0}}, dt);
+  const codegen::CopyTile flat{1024 * (16 / size_of(dt)), 1, 8, true};
+  e = axe::test::error_of(
+      [&] { copy_generated(wide, da.p, dd.p, nullptr, nullptr, &flat, codegen::TransposeAccess::realigned); });
+  EXPECT_NE(e.find("rows of 2^31 - 30 bytes or more, over a flat tile's limit"), std::string::npos) << e;
 }
 
 // A tile whose two shared buffers exceed the device's shared memory (128 x 128 f64: 256 KiB) is

@@ -19,6 +19,14 @@
 // are written in pieces of the row's bytes. A row of L bytes touches at most (L + 30) / 16 words;
 // tiles_a counts tiles of tile.a / V words.
 //
+// Flat tiles (`CopyTile::flat`, destination words only) take the box's rows one after another as
+// one sequence of W = (L + 30) / 16 words a row: a tile is tile.a / V consecutive words of it,
+// blocked [1] / [32] / [W] with the registers repeated after the CTA's words, so a row's words fill
+// the tiles whatever its length (a row of 129 words takes 129 word slots, not the 160 of five
+// 32-word tiles) and a warp's access is 32 consecutive words. tiles_a counts tiles of the box's
+// B * W words, tiles_b is 1. Rows must be under 2^31 - 30 bytes (the kernel's row arithmetic is
+// 32-bit; copy_flat_fits).
+//
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
 // of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
 // when its tile leaves the box it has). Tiles cut by a box's edge move vector by vector where
@@ -62,6 +70,8 @@ struct CopyTile {
                            // a first (up to 32 vectors), then each lane's registers
   std::int64_t rows = 4;   // R: rows of b per thread (a power of two)
   std::int64_t warps = 8;  // W (a power of two)
+  bool flat = false;       // destination words taken row after row (above): rows 1, tile.a / V
+                           // words, 1 to 16 a thread
 };
 
 struct CopyKernel {
@@ -71,6 +81,7 @@ struct CopyKernel {
   std::int64_t tile_a = 0, tile_b = 0;  // the tile: tile_b rows by tile_a elements (realigned:
                                         // by tile_a / V destination words)
   TransposeAccess access = TransposeAccess::vectors;
+  bool flat = false;        // tile_a / vector consecutive words of the box's rows, tile_b 1
   std::int64_t vector = 1;  // elements per global vector (1: scalar accesses)
   std::int64_t registers = 0;
 };
@@ -87,5 +98,8 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
 // realigned: 16-byte words whatever the alignment, codegen::TransposeAccess; scalar: one element
 // per access). Throws axe::Error for extents that are not powers of two or outside the limits above.
 CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access);
+
+// Whether a flat tile can move rows of `row_bytes` (its row arithmetic is 32-bit).
+inline bool copy_flat_fits(std::int64_t row_bytes) { return row_bytes >= 0 && row_bytes < (1ll << 31) - 30; }
 
 }  // namespace axe::codegen

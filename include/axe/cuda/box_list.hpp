@@ -64,8 +64,10 @@ class BoxList {
   // tile_b rows by tile_a elements, or by tile_a / V destination words with `words` (each box's
   // innermost mode contiguous on both sides; see copy_generated_fits), cached like device();
   // `chunks` counts the tiles and `boxes` the table's entries (a box of few rows and a long run
-  // is folded into shorter rows and a tail).
-  Device copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream) const;
+  // is folded into shorter rows and a tail). With `flat` (words only), tiles of tile_a / V words
+  // of each box's rows taken one after another (codegen::CopyTile::flat), no folding.
+  Device copy_device(std::int64_t tile_a, std::int64_t tile_b, bool words, cudaStream_t stream,
+                     bool flat = false) const;
   // Internal: how copy_boxes moves this list under `policy`: the copy-engine calls, the realigned
   // rows (the generated copy's destination words) and the boxes of the box kernel (null: none,
   // or, when both of the others are empty, this list itself). The last policy's is cached.

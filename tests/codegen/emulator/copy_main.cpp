@@ -3,7 +3,8 @@
 //   copy_main THREADS TILE_A TILE_B WORDS V GRID  A B SB DB SOFF DOFF SOURCE N NS ND  [box ...]
 // One box per 10 numbers: a run of A elements (contiguous on both sides), B rows at strides SB and
 // DB, offsets SOFF and DOFF, SOURCE 0 (src) or 1 (src2), and a batch mode of N entries at strides
-// NS and ND (N 1: none). WORDS 1: the kernel moves destination words of V elements. The table is
+// NS and ND (N 1: none). WORDS 1: the kernel moves destination words of V elements, 2: in flat tiles
+// (TILE_A / V consecutive words of the rows taken one after another, TILE_B 1). The table is
 // built as the runtime builds it (runtime/cuda/box_list.cpp, BoxList::copy_device, without its
 // folding); GRID CTAs walk the tiles one CTA at a time. The sources are allocated to the byte their
 // boxes reach, 16-byte aligned, so a sanitizer build catches a read past them.
@@ -53,7 +54,10 @@ int main(int argc, char** argv) {
     d.smin = d.soff;
     d.smax = d.soff + (d.A - 1) + (d.B - 1) * d.sb + (f[7] - 1) * (f[7] > 1 ? f[8] : 0);
     const long long es = sizeof(axe_element_t);
-    d.tiles_a = words ? ((d.A * es + 30) / 16 + ta / v - 1) / (ta / v) : (d.A + ta - 1) / ta;
+    const long long row_words = (d.A * es + 30) / 16;
+    d.tiles_a = words == 2 ? (d.B * row_words + ta / v - 1) / (ta / v)
+                : words  ? (row_words + ta / v - 1) / (ta / v)
+                         : (d.A + ta - 1) / ta;
     d.tiles_b = (d.B + tb - 1) / tb;
     d.per = d.tiles_a * d.tiles_b;
     d.first = tiles;
