@@ -175,7 +175,7 @@ void emit_flat_words(std::ostringstream& o, const Coords& c, std::int64_t regist
 
 }  // namespace
 
-CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run) {
+CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run, bool packed) {
   const bool words = access == TransposeAccess::realigned;
   const std::int64_t v = access == TransposeAccess::scalar ? 1 : 16 / element_bytes;
   // Short runs: lanes along a as many as the run fills (a power of two within it), 4 rows a thread.
@@ -199,6 +199,12 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
   //   words 88.4% against 82.4%), 2 along it the rows of 257 words (bf16 pack / unpack 82.3 /
   //   79.8% against 80.4 / 76.7%, u8 copy 81.7% against 76.8%; 4 along it 74.9 / 73.1 / 71.4%),
   //   1 those of 129 (u8 pack / unpack 75.6 / 70.6%; 2 along it 66.9 / 64.6%).
+  // Flat word tiles (4 words a thread, 8 warps) where they measured faster: kernel_bench on one
+  // H200, 2026-11-28, two rounds (examples/results/1xH200/flat_2026-11-28/), % of memcpy, flat
+  // against these 2-D tiles: the u8 pack of rows of 2047 85.8-86.0 against 78.0-78.1; but its
+  // unpack 74.1-74.3 against 74.9-75.0, the u8 copy 83.2 against 87.8-88.0, bf16 79.5-86.0
+  // against 85.0-90.2, f32 84.6-89.3 against 89.1-92.6.
+  if (words && packed && element_bytes == 1) return CopyTile{1024 * v, 1, 8, true};
   std::int64_t ka = 4;
   if (words) {
     const std::int64_t row_words = (run * element_bytes + 30) / 16;

@@ -138,6 +138,11 @@ TEST(CopyKernel, DefaultTileFollowsTheRun) {
   // 2047 f32: 513 words: 128-word tiles (4 a lane), 1 row. 2047 u8: 129 words: 32-word tiles.
   EXPECT_TRUE(is(default_copy_tile(4, TransposeAccess::realigned, 2047), 512, 1));
   EXPECT_TRUE(is(default_copy_tile(1, TransposeAccess::realigned, 2047), 512, 4));
+  // Packed destination rows of bytes: flat tiles of 1024 words; not for 2-byte elements or vectors.
+  const CopyTile f = default_copy_tile(1, TransposeAccess::realigned, 2047, true);
+  EXPECT_TRUE(f.flat && f.a == 1024 * 16 && f.rows == 1 && f.warps == 8);
+  EXPECT_FALSE(default_copy_tile(2, TransposeAccess::realigned, 2047, true).flat);
+  EXPECT_FALSE(default_copy_tile(1, TransposeAccess::vectors, 2047, true).flat);
 }
 
 TEST(CopyKernel, BadTilesAreClearErrors) {

@@ -89,9 +89,10 @@ struct CopyKernel {
 // The tile the runtime uses for boxes whose shortest run is `run` elements, 8 warps: on runs
 // under a warp's vectors (words), tile.a the largest power of two within the run, 4 rows a thread;
 // on longer runs, 1, 2 or 4 vectors a lane along the run and rows to give each thread 8 vectors
-// (realigned: 4 words, along the run as far as a tile stays within a quarter of the row's words).
+// (realigned: 4 words, along the run as far as a tile stays within a quarter of the row's words;
+// 1-byte elements into `packed` destination rows, back to back: flat tiles of 1024 words).
 // The figures are cited in copy_codegen.cpp.
-CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run);
+CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, std::int64_t run, bool packed = false);
 
 // The kernel for `element` (bits only) on `tile` with `access` (vectors: the caller checks that
 // pointers, offsets and the strides of b and the batch are multiples of the 16-byte vector;
