@@ -131,8 +131,8 @@ void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) 
 // words g0 .. g0 + T of it, register r of a thread word g0 + tx + x_r. A thread's word m of row y
 // comes from a division by W: the tile's first word by a double reciprocal (rinv, exact after one
 // correction for words under 2^53), each register's by a float one on the words since that
-// (under W + T words: exact after one correction). The words then move as in emit_words, with the
-// row's bytes `at` in 32 bits (rows under 2^31 bytes, checked by the caller).
+// (under W + T words: exact after one correction, axe_row_of_word). The words then move as in
+// emit_words, with the row's bytes `at` in 32 bits (rows under 2^31 bytes, checked by the caller).
 void emit_flat_words(std::ostringstream& o, const Coords& c, std::int64_t registers) {
   thread_terms(o, c, "tx", "ty");
   o << "  (void)ty;  // one row of words\n"
@@ -148,9 +148,8 @@ void emit_flat_words(std::ostringstream& o, const Coords& c, std::int64_t regist
     const auto ur = static_cast<std::uint64_t>(r);
     const std::string R = std::to_string(r);
     o << "  {\n    const int g = (int)m0 + (int)tx + " << sum_of(c.m.x, ur) << ";\n"
-      << "    int q = (int)((float)g * finv), m = g - q * (int)W;\n"
-      << "    if (m < 0) { --q; m += (int)W; } else if (m >= (int)W) { ++q; m -= (int)W; }\n"
-      << "    const long long y = r0 + q;\n"
+      << "    int m;\n"
+      << "    const long long y = r0 + axe_row_of_word(g, (int)W, finv, m);\n"
       << "    at[" << R << "] = L;\n"
       << "    if (y < ylim) {\n"
       << "      const unsigned long long D = (unsigned long long)(o + y * db), S = (unsigned long long)(s + y * sb);\n"
@@ -278,7 +277,7 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
     << "  long long bext[" << kCopyBatchModes << "], bsst[" << kCopyBatchModes << "], bdst[" << kCopyBatchModes
     << "];\n  long long per, small, smin, smax;\n};\n";
   if (flat) {
-    o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers
+    o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers << kFlatWordHelpers
       << "__device__ __forceinline__ void axe_copy_flat(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
          "long long sb, long long db, int L, long long g0, long long W, double rinv, long long ylim, "
          "unsigned long long span0, unsigned long long span1, unsigned lane, unsigned warp) {\n";

@@ -70,6 +70,12 @@ extern const char* const kRealignHelpers;
 // (whole, or element by element, never a byte outside the range), and axe_clamp16.
 extern const char* const kWordHelpers;
 
+// Device helper of flat word tiles (CopyTile::flat): axe_row_of_word(g, W, finv, m) returns the
+// row q of word g of rows of W words and sets m to its word in the row (g = q W + m, 0 <= m < W),
+// finv the float reciprocal of W: the estimate g * finv, off by at most one while g / W is under
+// 2^20 (three roundings of 2^-24 each), and one correction.
+extern const char* const kFlatWordHelpers;
+
 // Realigned full-tile access (TransposeAccess::realigned) of registers `regs` with coordinates
 // `c`: V-element vectors along x at p[base + x + y * stride], whatever their alignment. A vector
 // sits at byte shift sh of the aligned word w0 and runs into w0 + 16 (rows with sh == 0 read and

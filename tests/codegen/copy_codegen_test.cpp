@@ -113,7 +113,7 @@ TEST(CopyKernel, FlatWordsByHand) {
   EXPECT_EQ(k.registers, 64);
   for (const char* x : {"(int)tx + 0;", "(int)tx + 256;", "(int)tx + 512;", "(int)tx + 768;"})
     EXPECT_NE(k.source.find(x), std::string::npos) << x << "\n" << k.source;
-  EXPECT_EQ(count_of(k.source, "int q = (int)((float)g * finv)"), 4) << k.source;
+  EXPECT_EQ(count_of(k.source, "axe_row_of_word(g, (int)W, finv, m)"), 4) << k.source;
   EXPECT_EQ(count_of(k.source, "axe_store_range(wd["), 4) << k.source;
   EXPECT_NE(k.source.find("ia * 1024ll"), std::string::npos) << k.source;  // the tile's first word
   EXPECT_NE(k.source.find("W = (sd.A * 1ll + 30) / 16;"), std::string::npos) << k.source;

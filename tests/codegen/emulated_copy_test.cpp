@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "axe/codegen/copy_codegen.hpp"
+#include "codegen/global_access.hpp"
 #include "codegen/emulator/emulate.hpp"
 #include "support/test_support.hpp"
 
@@ -86,6 +87,15 @@ TEST(EmulatedCopy, GeneratedCopiesMoveTheirBoxesOnTheHost) {
     SCOPED_TRACE(name_of(c));
     EXPECT_EQ(run_case(c, dir.path, n++), "");
   }
+}
+
+// The flat tiles' division of a word by its row's words (axe_row_of_word: a float estimate and one
+// correction) against integer division, rows of 1 to 2^27 - 1 words (emulator/row_of_word_main.cpp).
+TEST(EmulatedCopy, RowOfWordMatchesIntegerDivision) {
+  const emulator::TempDir dir;
+  EXPECT_EQ(emulator::compile_and_run(dir.path, "row_of_word", axe::codegen::internal::kFlatWordHelpers,
+                                      "row_of_word_main.cpp", 1, ""),
+            "");
 }
 
 }  // namespace
