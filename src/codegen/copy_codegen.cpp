@@ -202,7 +202,8 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
   // H200, 2026-11-28, two rounds (examples/results/1xH200/flat_2026-11-28/), % of memcpy, flat
   // against these 2-D tiles: the u8 pack of rows of 2047 85.8-86.0 against 78.0-78.1; but its
   // unpack 74.1-74.3 against 74.9-75.0, the u8 copy 83.2 against 87.8-88.0, bf16 79.5-86.0
-  // against 85.0-90.2, f32 84.6-89.3 against 89.1-92.6.
+  // against 85.0-90.2, f32 84.6-89.3 against 89.1-92.6 (the 2- and 4-byte flat kernels spilled
+  // 8-16 bytes then, no longer since axe_row_of_word; not measured again).
   if (words && packed && element_bytes == 1) return CopyTile{1024 * v, 1, 8, true};
   std::int64_t ka = 4;
   if (words) {
