@@ -2,7 +2,8 @@
 # For a next call on one GPU (prepared in the eighth session of 2026-11-28, not run: the device time
 # was spent). The flat tiles again on every uneven row since axe_row_of_word took the 2- and 4-byte
 # kernels' spill away (calls 3-4 had 8-16 bytes): the sweeps twice (flat rows beside the default
-# tile), u8, bf16 and f32, then the copy tests. Same as run_call3.sh.
+# tile), u8, bf16 and f32, then the copy tests (as run_call3.sh); then ncu of DRAM bytes and L2 hit
+# rates with the caches kept between launches.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 O=${OUT:-/tmp/out}; mkdir -p "$O"
@@ -21,4 +22,14 @@ done
 stage tests
 timeout 200 b/bin/axe_cuda_tests --gtest_filter='*CopyGenerated*:*CopyKernelsCompile*' > "$O/tests.txt" 2>&1; echo "tests rc=$?"
 grep -E "^\[  (PASSED|FAILED) \]|FAILED TEST|Failure|SKIPPED \] .*\(" "$O/tests.txt" | head -20
+# Why the flat tiles lose back to back: DRAM bytes and L2 hit rates of every axe_copy launch with
+# the caches kept between launches (--cache-control none), u8 and bf16, as CSV (one row a launch
+# and metric; the 2-D default and the flat rows run in kernel_bench's order: default, flat 512 w8,
+# 512 w4, 1024 w8, 1024 w4, 2048 w8, then the caps, for pack, unpack and copy).
+for d in u8 bf16; do
+  timeout 200 ncu --clock-control none --cache-control none --kernel-name regex:axe_copy --csv \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_op_read_hit_rate.pct,lts__t_sector_op_write_hit_rate.pct,smsp__inst_executed.sum,launch__registers_per_thread,launch__grid_size \
+    b/bin/kernel_bench --copies --uneven-sweeps --dtype $d --iters 2 --warmup 1 --reps 2 > "$O/ncu_steady_$d.csv" 2>&1
+  echo "$d ncu rc=$?"
+done
 stage done
