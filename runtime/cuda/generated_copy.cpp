@@ -122,7 +122,7 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
   if (chosen.flat) {
     for (const Transfer& t : list.boxes())
       if (!codegen::copy_flat_fits(t.extents.back() * es))
-        fail("copy_generated: box " + to_string(t) + " has rows of 2^31 - 30 bytes or more, over a flat tile's limit");
+        fail("copy_generated: box " + to_string(t) + " has rows of 2^31 - 64 bytes or more, over a flat tile's limit");
   }
   const Compiled& c = compiled(es, access, chosen);
   const BoxList::Device dev =

@@ -132,7 +132,7 @@ void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) 
 // comes from a division by W: the tile's first word by a double reciprocal (rinv, exact after one
 // correction for words under 2^53), each register's by a float one on the words since that
 // (under W + T words: exact after one correction, axe_row_of_word). The words then move as in
-// emit_words, with the row's bytes `at` in 32 bits (rows under 2^31 bytes, checked by the caller).
+// emit_words, with the row's bytes `at` in 32 bits (rows under 2^31 - 64 bytes, checked by the caller).
 void emit_flat_words(std::ostringstream& o, const Coords& c, std::int64_t registers) {
   thread_terms(o, c, "tx", "ty");
   o << "  (void)ty;  // one row of words\n"

@@ -24,7 +24,7 @@
 // blocked [1] / [32] / [W] with the registers repeated after the CTA's words, so a row's words fill
 // the tiles whatever its length (a row of 129 words takes 129 word slots, not the 160 of five
 // 32-word tiles) and a warp's access is 32 consecutive words. tiles_a counts tiles of the box's
-// B * W words, tiles_b is 1. Rows must be under 2^31 - 30 bytes (the kernel's row arithmetic is
+// B * W words, tiles_b is 1. Rows must be under 2^31 - 64 bytes (the kernel's row arithmetic is
 // 32-bit; copy_flat_fits).
 //
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
@@ -100,7 +100,8 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
 // per access). Throws axe::Error for extents that are not powers of two or outside the limits above.
 CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access);
 
-// Whether a flat tile can move rows of `row_bytes` (its row arithmetic is 32-bit).
-inline bool copy_flat_fits(std::int64_t row_bytes) { return row_bytes >= 0 && row_bytes < (1ll << 31) - 30; }
+// Whether a flat tile can move rows of `row_bytes`: its row arithmetic is 32-bit, up to a word's
+// first byte in the row plus 32 (under the row's length plus 32).
+inline bool copy_flat_fits(std::int64_t row_bytes) { return row_bytes >= 0 && row_bytes < (1ll << 31) - 64; }
 
 }  // namespace axe::codegen
