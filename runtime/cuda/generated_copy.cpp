@@ -111,12 +111,15 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
                                                  : codegen::TransposeAccess::realigned;
   if (access == codegen::TransposeAccess::vectors && !fit)
     fail("copy_generated: vectors forced on boxes whose rows are not all 16-byte aligned");
-  // Destination rows back to back (a pack) within a flat tile's row limit.
-  bool packed = true;
-  for (const Transfer& t : list.boxes()) {
-    const std::size_t r = t.extents.size();
-    packed = packed && (r < 2 || t.dst_strides[r - 2] == t.extents[r - 1]) &&
-             codegen::copy_flat_fits(t.extents[r - 1] * es);
+  // Destination rows back to back (a pack) within a flat tile's row limit: asked only where the
+  // default tile of destination words is taken.
+  bool packed = !tile && access == codegen::TransposeAccess::realigned;
+  if (packed) {
+    for (const Transfer& t : list.boxes()) {
+      const std::size_t r = t.extents.size();
+      packed = packed && (r < 2 || t.dst_strides[r - 2] == t.extents[r - 1]) &&
+               codegen::copy_flat_fits(t.extents[r - 1] * es);
+    }
   }
   const codegen::CopyTile chosen = tile ? *tile : codegen::default_copy_tile(es, access, run, packed);
   if (chosen.flat) {

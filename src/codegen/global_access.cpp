@@ -272,15 +272,6 @@ __device__ __forceinline__ uint4 axe_ldg16(unsigned long long w) { return __ldg(
 // multiples of AXE_ES in 0..16. (Pieces for 1-byte elements: 1.4-2.9% less time on the uneven u8
 // packs, unpacks and copies, one H200, 2026-11-28; for 2-byte elements they were slower:
 // examples/results/1xH200/row_ends_2026-11-28/.)
-const char* const kFlatWordHelpers = R"(
-__device__ __forceinline__ int axe_row_of_word(int g, int W, float finv, int& m) {
-  int q = (int)((float)g * finv);
-  m = g - q * W;
-  if (m < 0) { --q; m += W; } else if (m >= W) { ++q; m -= W; }
-  return q;
-}
-)";
-
 const char* const kWordHelpers = R"(
 __device__ __forceinline__ uint4 axe_load_range(unsigned long long w, int b0, int b1) {
   if (b0 == 0 && b1 == 16) return *reinterpret_cast<const uint4*>(w);
@@ -313,6 +304,16 @@ __device__ __forceinline__ void axe_store_range(unsigned long long w, int b0, in
     if (j * AXE_ES >= b0 && j * AXE_ES < b1) reinterpret_cast<typename axe_piece<AXE_ES>::T*>(w)[j] = u.e[j];
 }
 __device__ __forceinline__ int axe_clamp16(long long x) { return (int)min(max(x, 0ll), 16ll); }
+)";
+
+// axe_row_of_word (global_access.hpp): a word's row by a float reciprocal and one correction.
+const char* const kFlatWordHelpers = R"(
+__device__ __forceinline__ int axe_row_of_word(int g, int W, float finv, int& m) {
+  int q = (int)((float)g * finv);
+  m = g - q * W;
+  if (m < 0) { --q; m += W; } else if (m >= W) { ++q; m -= W; }
+  return q;
+}
 )";
 
 void emit_realigned(std::ostringstream& o, bool load, const std::string& t, const Coords& c,
