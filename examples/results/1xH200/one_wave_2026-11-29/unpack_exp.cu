@@ -1,0 +1,375 @@
+// Experiment (not landing): uneven u8 rows (2047 of 4095 at offset 1) packed / unpacked as
+// destination words, registers (as the runtime's flat tile) against cp.async staging pipelined
+// over tiles, with memcpy and the aligned twin (2048 into 4096) as bounds.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#define CK(x)                                                                     \
+  do {                                                                            \
+    cudaError_t e_ = (x);                                                         \
+    if (e_ != cudaSuccess) {                                                      \
+      std::printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                               \
+    }                                                                             \
+  } while (0)
+
+struct P {
+  long long N, L, SB, DB, SO, DO;  // rows, row bytes, strides, offsets (bytes)
+  int W;                           // words a row: (L + 30) / 16
+};
+
+__device__ __forceinline__ uint4 shift16(uint4 a, uint4 b, unsigned k) {
+  const unsigned q = k >> 2, r = 8 * (k & 3u);
+  const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  unsigned t[6], s[5];
+#pragma unroll
+  for (int i = 0; i < 6; ++i) t[i] = q & 2u ? w[i + 2] : w[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) s[i] = q & 1u ? t[i + 1] : t[i];
+  return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r), __funnelshift_r(s[2], s[3], r),
+                    __funnelshift_r(s[3], s[4], r));
+}
+__device__ __forceinline__ void store_range(unsigned char* w, int b0, int b1, uint4 v) {
+  if (b0 == 0 && b1 == 16) {
+    *reinterpret_cast<uint4*>(w) = v;
+    return;
+  }
+  union { uint4 v; unsigned char e[16]; } u;
+  u.v = v;
+#pragma unroll
+  for (int j = 0; j < 16; ++j)
+    if (j >= b0 && j < b1) w[j] = u.e[j];
+}
+__device__ __forceinline__ int clamp16(int x) { return min(max(x, 0), 16); }
+
+// Word g's place: row y, its byte `at` in the row, destination word address, source word w, shift.
+struct Word {
+  bool ok;
+  int at;
+  unsigned sh;
+  unsigned long long wd, w;
+};
+__device__ __forceinline__ Word place(const unsigned char* src, unsigned char* dst, const P& p, long long g) {
+  Word x;
+  const unsigned gu = (unsigned)g, yu = gu / (unsigned)p.W;  // under 2^32 words here
+  const long long y = yu;
+  const int m = (int)(gu - yu * (unsigned)p.W);
+  x.ok = false;
+  if (y >= p.N) return x;
+  const unsigned long long D = (unsigned long long)(dst + p.DO + y * p.DB), S = (unsigned long long)(src + p.SO + y * p.SB);
+  x.at = 16 * m - (int)(D & 15ull);
+  if (x.at >= p.L) return x;
+  x.ok = true;
+  x.wd = D + (long long)x.at;
+  const unsigned long long s0 = S + (long long)x.at;
+  x.w = s0 & ~15ull;
+  x.sh = (unsigned)s0 & 15u;
+  return x;
+}
+
+__device__ __forceinline__ Word place2(const unsigned char* src, unsigned char* dst, const P& p, long long y, int m) {
+  Word x;
+  x.ok = false;
+  if (y >= p.N || m >= p.W) return x;
+  const unsigned long long D = (unsigned long long)(dst + p.DO + y * p.DB), S = (unsigned long long)(src + p.SO + y * p.SB);
+  x.at = 16 * m - (int)(D & 15ull);
+  if (x.at >= p.L) return x;
+  x.ok = true;
+  x.wd = D + (long long)x.at;
+  const unsigned long long s0 = S + (long long)x.at;
+  x.w = s0 & ~15ull;
+  x.sh = (unsigned)s0 & 15u;
+  return x;
+}
+// 2-D tiles: 32 words (lanes) by 8 TR rows (warps, then registers 8 rows apart), along the words first.
+template <int TR>
+__global__ void __launch_bounds__(256) k_reg2(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, P p,
+                                              long long tiles) {
+  const int tiles_a = (p.W + 31) / 32;
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const long long band = t / tiles_a;
+    const int m = (int)(t - band * tiles_a) * 32 + (threadIdx.x & 31);
+    const long long y0 = band * 8 * TR + (threadIdx.x >> 5);
+    uint4 lo[TR], hi[TR];
+    Word x[TR];
+#pragma unroll
+    for (int r = 0; r < TR; ++r) {
+      x[r] = place2(src, dst, p, y0 + 8 * r, m);
+      if (x[r].ok) {
+        lo[r] = *reinterpret_cast<const uint4*>(x[r].w);
+        hi[r] = x[r].sh ? *reinterpret_cast<const uint4*>(x[r].w + 16) : make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < TR; ++r) {
+      if (!x[r].ok) continue;
+      const uint4 v = shift16(lo[r], hi[r], x[r].sh);
+      store_range((unsigned char*)x[r].wd, clamp16(-x[r].at), clamp16((int)p.L - x[r].at), v);
+    }
+  }
+}
+
+template <int WPT>
+__global__ void __launch_bounds__(256) k_reg(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, P p,
+                                             long long tiles) {
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const long long g0 = t * 256 * WPT;
+    uint4 lo[WPT], hi[WPT];
+    Word x[WPT];
+#pragma unroll
+    for (int r = 0; r < WPT; ++r) {
+      x[r] = place(src, dst, p, g0 + threadIdx.x + 256 * r);
+      if (x[r].ok) {
+        lo[r] = *reinterpret_cast<const uint4*>(x[r].w);
+        hi[r] = x[r].sh ? *reinterpret_cast<const uint4*>(x[r].w + 16) : make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < WPT; ++r) {
+      if (!x[r].ok) continue;
+      const uint4 v = shift16(lo[r], hi[r], x[r].sh);
+      store_range((unsigned char*)x[r].wd, clamp16(-x[r].at), clamp16((int)p.L - x[r].at), v);
+    }
+  }
+}
+
+template <bool CA>
+__device__ __forceinline__ void cp16(void* s, unsigned long long g) {
+  const unsigned a = (unsigned)__cvta_generic_to_shared(s);
+  if (CA) asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(g));
+  else asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(g));
+}
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void wait_groups() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// cp.async: each thread stages its own words' lo / hi in shared memory (no barrier: it reads only
+// what it staged), STAGES tiles in flight.
+template <int WPT, int STAGES, bool CA>
+__global__ void __launch_bounds__(256) k_async(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, P p,
+                                               long long tiles) {
+  extern __shared__ uint4 sm[];  // [STAGES][2][256 * WPT]
+  auto issue = [&](int stage, long long t) {
+    if (t < tiles) {
+      uint4* lo = sm + (size_t)stage * 2 * 256 * WPT;
+      uint4* hi = lo + 256 * WPT;
+#pragma unroll
+      for (int r = 0; r < WPT; ++r) {
+        const Word x = place(src, dst, p, t * 256 * WPT + threadIdx.x + 256 * r);
+        if (x.ok) {
+          cp16<CA>(lo + threadIdx.x + 256 * r, x.w);
+          if (x.sh) cp16<CA>(hi + threadIdx.x + 256 * r, x.w + 16);
+        }
+      }
+    }
+    commit();
+  };
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) issue(s, blockIdx.x + (long long)s * gridDim.x);
+  int stage = 0;
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    issue((stage + STAGES - 1) % STAGES, t + (long long)(STAGES - 1) * gridDim.x);
+    wait_groups<STAGES - 1>();
+    const uint4* lo = sm + (size_t)stage * 2 * 256 * WPT;
+    const uint4* hi = lo + 256 * WPT;
+#pragma unroll
+    for (int r = 0; r < WPT; ++r) {
+      const Word x = place(src, dst, p, t * 256 * WPT + threadIdx.x + 256 * r);
+      if (!x.ok) continue;
+      const uint4 v = shift16(lo[threadIdx.x + 256 * r], x.sh ? hi[threadIdx.x + 256 * r] : make_uint4(0, 0, 0, 0), x.sh);
+      store_range((unsigned char*)x.wd, clamp16(-x.at), clamp16((int)p.L - x.at), v);
+    }
+    stage = (stage + 1) % STAGES;
+  }
+  wait_groups<0>();
+}
+
+template <int TR, int STAGES>
+__global__ void __launch_bounds__(256) k_async2(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, P p,
+                                                long long tiles) {
+  extern __shared__ uint4 sm[];  // [STAGES][2][256 * TR]
+  const int tiles_a = (p.W + 31) / 32;
+  auto at_of = [&](long long t, int r, long long& y, int& m) {
+    const long long band = t / tiles_a;
+    m = (int)(t - band * tiles_a) * 32 + (threadIdx.x & 31);
+    y = band * 8 * TR + (threadIdx.x >> 5) + 8 * r;
+  };
+  auto issue = [&](int stage, long long t) {
+    if (t < tiles) {
+      uint4* lo = sm + (size_t)stage * 2 * 256 * TR;
+      uint4* hi = lo + 256 * TR;
+#pragma unroll
+      for (int r = 0; r < TR; ++r) {
+        long long y;
+        int m;
+        at_of(t, r, y, m);
+        const Word x = place2(src, dst, p, y, m);
+        if (x.ok) {
+          cp16<true>(lo + threadIdx.x + 256 * r, x.w);
+          if (x.sh) cp16<true>(hi + threadIdx.x + 256 * r, x.w + 16);
+        }
+      }
+    }
+    commit();
+  };
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) issue(s, blockIdx.x + (long long)s * gridDim.x);
+  int stage = 0;
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    issue((stage + STAGES - 1) % STAGES, t + (long long)(STAGES - 1) * gridDim.x);
+    wait_groups<STAGES - 1>();
+    const uint4* lo = sm + (size_t)stage * 2 * 256 * TR;
+    const uint4* hi = lo + 256 * TR;
+#pragma unroll
+    for (int r = 0; r < TR; ++r) {
+      long long y;
+      int m;
+      at_of(t, r, y, m);
+      const Word x = place2(src, dst, p, y, m);
+      if (!x.ok) continue;
+      const uint4 v = shift16(lo[threadIdx.x + 256 * r], x.sh ? hi[threadIdx.x + 256 * r] : make_uint4(0, 0, 0, 0), x.sh);
+      store_range((unsigned char*)x.wd, clamp16(-x.at), clamp16((int)p.L - x.at), v);
+    }
+    stage = (stage + 1) % STAGES;
+  }
+  wait_groups<0>();
+}
+
+// The aligned twin: rows of R16 words, source stride SBW words, destination stride DBW words.
+__global__ void __launch_bounds__(256) k_twin(const uint4* __restrict__ src, uint4* __restrict__ dst, long long N, int R16,
+                                              long long SBW, long long DBW, long long tiles) {
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    uint4 v[4];
+    long long y[4];
+    int m[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const long long g = t * 1024 + threadIdx.x + 256 * r;
+      y[r] = g / R16;
+      m[r] = (int)(g - y[r] * R16);
+      if (y[r] < N) v[r] = src[y[r] * SBW + m[r]];
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      if (y[r] < N) dst[y[r] * DBW + m[r]] = v[r];
+  }
+}
+
+float median_ms(const std::function<void()>& f) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 5; ++i) f();
+  std::vector<float> t;
+  for (int i = 0; i < 30; ++i) {
+    CK(cudaEventRecord(a));
+    for (int r = 0; r < 10; ++r) f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms / 10);
+  }
+  std::sort(t.begin(), t.end());
+  CK(cudaGetLastError());
+  return t[t.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && !std::strcmp(argv[1], "quick");  // the main kernels only
+  const int only = argc > 2 ? std::atoi(argv[2]) : -1;              // one case
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  const long long N = (256ll << 20) / 4096;
+  const size_t bytes = (size_t)N * 4096 + 256;
+  unsigned char *a, *b, *c;  // a: source, b: destination, c: the destination's starting copy
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMalloc(&c, bytes));
+  std::vector<unsigned char> ha(bytes), hc(bytes), ref(bytes), got(bytes);
+  unsigned s = 12345u;
+  for (auto& x : ha) x = (unsigned char)((s = s * 1664525u + 1013904223u) >> 24);
+  for (auto& x : hc) x = (unsigned char)((s = s * 1664525u + 1013904223u) >> 24);
+  CK(cudaMemcpy(a, ha.data(), bytes, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(c, hc.data(), bytes, cudaMemcpyHostToDevice));
+  unsigned char* src = a + 64;  // 64 bytes of slack before (whole words read past a row's ends)
+  unsigned char* dst = b + 64;
+  struct Case { const char* name; long long L, SB, DB, SO, DO; };
+  // name: what, then the row (L of stride at offset)
+  std::vector<Case> cases{
+      {"pack 2047 of 4095 +1", 2047, 4095, 2047, 1, 0},
+      {"unpack 2047 into 4095 +1", 2047, 2047, 4095, 0, 1},
+      {"unpack 2047 into 4096 +0", 2047, 2047, 4096, 0, 0},
+      {"unpack 2048 into 4096 +1", 2048, 2048, 4096, 0, 1},
+      {"unpack 2048 into 4096 +0", 2048, 2048, 4096, 0, 0},
+      {"pack 2048 of 4096 +0", 2048, 4096, 2048, 0, 0},
+      {"unpack 2032 into 4096 +0", 2032, 2032, 4096, 0, 0},
+  };
+  for (int ci = 0; ci < (int)cases.size(); ++ci) {
+    const Case& k = cases[ci];
+    if (only >= 0 && ci != only) continue;
+    P p;
+    p.N = k.SB == 4095 || k.DB == 4095 ? (256ll << 20) / 4095 : N;  // kernel_bench's rows
+    p.L = k.L;
+    p.SB = k.SB;
+    p.SO = k.SO;
+    p.DB = k.DB;
+    p.DO = k.DO;
+    p.W = (int)((k.L + 30) / 16);
+    ref = hc;
+    for (long long y = 0; y < p.N; ++y)
+      std::memcpy(&ref[64 + p.DO + y * p.DB], &ha[64 + p.SO + y * p.SB], (size_t)p.L);
+    const double payload = double(p.N * p.L);
+    const float mc = median_ms([&] { CK(cudaMemcpyAsync(b, a, (size_t)payload, cudaMemcpyDeviceToDevice)); });
+    std::printf("-- %s: %lld rows, memcpy %.4f ms (%.0f GB/s)\n", k.name, p.N, mc, 2 * payload / mc / 1e6);
+    auto run = [&](const char* name, auto kernel, long long tiles, size_t shmem) {
+      if (shmem) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
+      int per = 0;
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel, 256, shmem));
+      const long long grid = std::min<long long>(tiles, (long long)per * sms);
+      CK(cudaMemcpy(b, c, bytes, cudaMemcpyDeviceToDevice));
+      kernel<<<(unsigned)grid, 256, shmem>>>(src, dst, p, tiles);
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemcpy(got.data(), b, bytes, cudaMemcpyDeviceToHost));
+      const bool ok = got == ref;
+      cudaFuncAttributes fa;
+      CK(cudaFuncGetAttributes(&fa, kernel));
+      const float ms = median_ms([&] { kernel<<<(unsigned)grid, 256, shmem>>>(src, dst, p, tiles); });
+      std::printf("%-26s %-16s %.4f ms %5.1f%%  %s  regs %d spill %zu  blocks/SM %d\n", k.name, name, ms, 100.0 * mc / ms,
+                  ok ? "correct" : "WRONG", fa.numRegs, (size_t)fa.localSizeBytes, per);
+    };
+    const long long flat4 = (p.N * p.W + 1023) / 1024, tiles_a = (p.W + 31) / 32;
+    run("flat reg 4", k_reg<4>, flat4, 0);
+    run("flat async 4x3", k_async<4, 3, true>, flat4, 3 * 2 * 1024 * 16);
+    run("2d reg 4", k_reg2<4>, tiles_a * ((p.N + 31) / 32), 0);
+    run("2d async 4x3", k_async2<4, 3>, tiles_a * ((p.N + 31) / 32), 3 * 2 * 1024 * 16);
+    if (!quick) {
+      run("flat async 4x2", k_async<4, 2, true>, flat4, 2 * 2 * 1024 * 16);
+      run("2d reg 2", k_reg2<2>, tiles_a * ((p.N + 15) / 16), 0);
+      run("2d async 4x2", k_async2<4, 2>, tiles_a * ((p.N + 31) / 32), 2 * 2 * 1024 * 16);
+      run("2d async 2x4", k_async2<2, 4>, tiles_a * ((p.N + 15) / 16), 4 * 2 * 512 * 16);
+      run("2d async 2x3", k_async2<2, 3>, tiles_a * ((p.N + 15) / 16), 3 * 2 * 512 * 16);
+    }
+    if (k.L % 16 == 0 && k.SB % 16 == 0 && k.DB % 16 == 0 && k.SO % 16 == 0 && k.DO % 16 == 0) {
+      const long long R16 = k.L / 16, tiles = (N * R16 + 1023) / 1024;
+      int per = 0;
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_twin, 256, 0));
+      const long long grid = std::min<long long>(tiles, (long long)per * sms);
+      const float ms = median_ms([&] {
+        k_twin<<<(unsigned)grid, 256>>>((const uint4*)(src + k.SO), (uint4*)(dst + k.DO), N, (int)R16, k.SB / 16, k.DB / 16,
+                                        tiles);
+      });
+      std::printf("%-26s %-16s %.4f ms %5.1f%%\n", k.name, "vectors", ms, 100.0 * mc / ms);
+    }
+  }
+  return 0;
+}
