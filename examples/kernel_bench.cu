@@ -215,7 +215,8 @@ int main(int argc, char** argv) {
     // The default tile under a cap of N blocks per SM ("generated cap N/SM", set_box_blocks_per_sm;
     // the default cap is 8). The runtime launches whole waves of the blocks an SM holds at once (3
     // for destination words, 4-5 for the others, by their registers) where two fit under the cap,
-    // else the cap: destination words run 6 an SM under caps 8 and 6, 4 under cap 4.
+    // else the cap: destination words run 6 an SM under caps 8 and 6, 4 under cap 4; flat tiles
+    // run one wave (3 an SM under caps 8 to 3).
     for (int n : {2, 3, 4, 6}) {
       const int old = set_box_blocks_per_sm(n);
       rows.push_back({name + " generated cap " + std::to_string(n) + "/SM", double(l.elements() * size_of(l.dtype())),

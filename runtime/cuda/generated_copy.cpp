@@ -142,7 +142,13 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
   //   72.8-73.2 / 84.3 / 88.2-88.5 against 70.7-71.1 / 80.8-80.9 / 85.3;
   // - the short-run vector tiles (5 an SM) on 5 against 8: packs of 64-256-byte runs 0.8-1.6
   //   points behind, so one wave takes the cap.
-  launch(c.kernel, dim3(static_cast<unsigned>(internal::grid_in_waves(tiles, c.resident))),
+  // Flat tiles (the u8 packs) run one wave (internal::grid_one_wave): one H200, 2026-11-29, the
+  // same kernel under a cap of 3 an SM against 6 (examples/results/1xH200/one_wave_2026-11-29/,
+  // call 3, two rounds), 88.7-88.9% of memcpy against 86.0%. The 2-D tiles lost 0.3-3.7 points on
+  // one wave (u8 unpack / copy 74.7 / 86.3-87.1 against 75.1 / 87.8-88.0, f32 pack 92.0 against
+  // 92.8, bf16 copy 86.6 against 90.3; call 1 and call 3), so they keep two.
+  const int grid = c.k.flat ? internal::grid_one_wave(tiles, c.resident) : internal::grid_in_waves(tiles, c.resident);
+  launch(c.kernel, dim3(static_cast<unsigned>(grid)),
          dim3(static_cast<unsigned>(c.k.threads)), args, 0, stream);
 }
 

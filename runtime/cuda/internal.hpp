@@ -64,10 +64,12 @@ int unit_log2(const Transfer& t, std::int64_t es, int cap);
 // holds `resident` blocks on an SM at once: whole waves of them, the most within that bound where
 // two or more fit, else that bound. On one H200 (2026-11-28, generated_copy.cpp) a kernel of 3
 // resident ran faster on 6 blocks an SM than on 8 (2.67 waves, the last a third empty), and one
-// of 5 slower on 5 (one wave) than on 8.
+// of 5 slower on 5 (one wave) than on 8. grid_one_wave: one wave of them (at most that bound),
+// for the flat copy tiles (generated_copy.cpp).
 int pointer_align(const void* p);
 int grid_for(std::int64_t chunks);
 int grid_in_waves(std::int64_t chunks, int resident);
+int grid_one_wave(std::int64_t chunks, int resident);
 
 // A generated kernel, compiled for one device: its generator's description and the loaded kernel.
 template <class Kernel>

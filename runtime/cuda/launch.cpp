@@ -48,6 +48,11 @@ int grid_in_waves(std::int64_t chunks, int resident) {
   return static_cast<int>(std::min<std::int64_t>(chunks, std::int64_t{sm_count()} * per_sm));
 }
 
+int grid_one_wave(std::int64_t chunks, int resident) {
+  const int per_sm = resident < 1 ? t_blocks_per_sm : std::min(resident, t_blocks_per_sm);
+  return static_cast<int>(std::min<std::int64_t>(chunks, std::int64_t{sm_count()} * per_sm));
+}
+
 }  // namespace internal
 
 int set_box_blocks_per_sm(int n) {

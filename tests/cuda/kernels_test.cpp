@@ -187,6 +187,22 @@ TEST(LaunchGrid, WholeWavesOfTheResidentBlocks) {
   set_box_blocks_per_sm(old);
 }
 
+// One wave of the resident blocks, within the same cap (8 by default; the cap where the count is
+// unknown), never more blocks than chunks. Host logic (132 SMs without a GPU).
+TEST(LaunchGrid, OneWaveOfTheResidentBlocks) {
+  const std::int64_t many = std::int64_t{1} << 40;
+  const int sms = internal::grid_for(many) / 8;
+  EXPECT_EQ(internal::grid_one_wave(many, 3), sms * 3);
+  EXPECT_EQ(internal::grid_one_wave(many, 8), sms * 8);
+  EXPECT_EQ(internal::grid_one_wave(many, 12), sms * 8);
+  EXPECT_EQ(internal::grid_one_wave(many, 0), sms * 8);
+  EXPECT_EQ(internal::grid_one_wave(100, 3), 100);
+  const int old = set_box_blocks_per_sm(2);
+  EXPECT_EQ(internal::grid_one_wave(many, 3), sms * 2);
+  EXPECT_EQ(internal::grid_one_wave(many, 1), sms * 1);
+  set_box_blocks_per_sm(old);
+}
+
 TEST(CopyEngine, EngineCopies_HandDerived) {
   constexpr std::int64_t M = std::int64_t{1} << 20;
   const CopyEnginePolicy any{1, 17};  // every kernel unit
