@@ -21,7 +21,8 @@ using Compiled = internal::Compiled<codegen::CopyKernel>;
 
 // One kernel per (element size, access, tile, device), compiled once.
 const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::CopyTile& tile) {
-  return internal::compile_once<Compiled>(std::tuple{element_bytes, access, tile.a, tile.rows, tile.warps, tile.flat},
+  return internal::compile_once<Compiled>(std::tuple{element_bytes, access, tile.a, tile.rows, tile.warps, tile.flat,
+                                                     tile.wide},
                                           [&](Compiled& c, int) {
                                             const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
                                             c.k = codegen::copy_kernel(e, tile, access);
@@ -111,22 +112,23 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
                                                  : codegen::TransposeAccess::realigned;
   if (access == codegen::TransposeAccess::vectors && !fit)
     fail("copy_generated: vectors forced on boxes whose rows are not all 16-byte aligned");
-  // Destination rows back to back (a pack) within a flat tile's row limit: asked only where the
-  // default tile of destination words is taken.
-  bool packed = !tile && access == codegen::TransposeAccess::realigned;
-  if (packed) {
+  // Destination words: the box of the longest rows, and whether every box's destination rows are
+  // back to back (a pack; asked only where the default tile is taken).
+  const bool words = access == codegen::TransposeAccess::realigned;
+  const Transfer* longest = nullptr;
+  bool packed = words && !tile;
+  if (words) {
     for (const Transfer& t : list.boxes()) {
       const std::size_t r = t.extents.size();
-      packed = packed && (r < 2 || t.dst_strides[r - 2] == t.extents[r - 1]) &&
-               codegen::copy_flat_fits(t.extents[r - 1] * es);
+      if (!longest || t.extents.back() > longest->extents.back()) longest = &t;
+      packed = packed && (r < 2 || t.dst_strides[r - 2] == t.extents[r - 1]);
     }
   }
-  const codegen::CopyTile chosen = tile ? *tile : codegen::default_copy_tile(es, access, run, packed);
-  if (chosen.flat) {
-    for (const Transfer& t : list.boxes())
-      if (!codegen::copy_flat_fits(t.extents.back() * es))
-        fail("copy_generated: box " + to_string(t) + " has rows of 2^31 - 64 bytes or more, over a flat tile's limit");
-  }
+  const std::int64_t longest_bytes = longest ? longest->extents.back() * es : 0;
+  const codegen::CopyTile chosen = !words ? (tile ? *tile : codegen::default_copy_tile(es, access, run))
+                                          : codegen::copy_words_tile(es, run, packed, longest_bytes, tile);
+  if (chosen.flat && !codegen::copy_rows_fit_32(longest_bytes))
+    fail("copy_generated: box " + to_string(*longest) + " has rows of 2^31 - 64 bytes or more, over a flat tile's limit");
   const Compiled& c = compiled(es, access, chosen);
   const BoxList::Device dev =
       list.copy_device(c.k.tile_a, c.k.tile_b, access == codegen::TransposeAccess::realigned, stream, c.k.flat);

@@ -73,6 +73,42 @@ void emit_source_words(std::ostringstream& o, const std::string& R, const char* 
     << "        }\n";
 }
 
+// One destination word, register R: word m (of type `type`, int or long long) of row y, both in
+// scope. The row's bytes `at` are `type` (32-bit where rows are under 2^31 - 64 bytes, checked by
+// the caller: a word's first byte plus 32 stays under INT_MAX); at[R] = L marks no word to store.
+void emit_word(std::ostringstream& o, const std::string& R, const char* type) {
+  o << "    at[" << R << "] = L;\n"
+    << "    if (y < ylim) {\n"
+    << "      const unsigned long long D = (unsigned long long)(o + y * db), S = (unsigned long long)(s + y * sb);\n"
+    << "      const " << type << " a = 16 * m - (" << type << ")(D & 15ull);\n"
+    << "      if (a < L) {\n"
+    << "        at[" << R << "] = a;\n"
+    << "        wd[" << R << "] = D + (long long)a;\n"
+    << "        const unsigned long long s0 = S + (long long)a, w = s0 & ~15ull;\n";
+  emit_source_words(o, R, type, "a");
+  o << "      }\n    }\n  }\n";
+}
+
+// The registers' declarations and, after their loads, their stores: a word inside its row whole,
+// one at the row's ends in pieces of the row's own bytes.
+void emit_word_registers(std::ostringstream& o, std::int64_t registers, const char* type) {
+  o << "  uint4 lo[" << registers << "], hi[" << registers << "];\n"
+    << "  unsigned long long wd[" << registers << "];\n"
+    << "  unsigned sh[" << registers << "];\n"
+    << "  " << type << " at[" << registers << "];  // the word's first byte in its row; L: no word to store\n";
+}
+void emit_word_stores(std::ostringstream& o, std::int64_t registers) {
+  for (std::int64_t r = 0; r < registers; ++r) {
+    const std::string R = std::to_string(r);
+    o << "  if (at[" << R << "] < L) {\n"
+      << "    const uint4 v = axe_shift16(lo[" << R << "], hi[" << R << "], sh[" << R << "]);\n"
+      << "    if (at[" << R << "] >= 0 && at[" << R << "] + 16 <= L) *reinterpret_cast<uint4*>(wd[" << R << "]) = v;\n"
+      << "    else axe_store_range(wd[" << R << "], axe_clamp16(-at[" << R << "]), axe_clamp16(L - at[" << R
+      << "]), v);\n"
+      << "  }\n";
+  }
+}
+
 // The destination words of one tile: registers (words) with coordinates `c` (x: the word within
 // the tile, y: the row), rows at s + y * sb and o + y * db (bytes), L bytes each, words a0w + x.
 // A word whose two source words hold bytes of its row only (the row's inside: all but about two
@@ -81,49 +117,26 @@ void emit_source_words(std::ostringstream& o, const std::string& R, const char* 
 // holds bytes outside the row (they are inside the buffer), and only a word reaching past the
 // box's span is read in pieces of the row's own bytes. Stores write the row's bytes only: whole
 // inside the row, in pieces at its ends. Every load of the thread is issued before its first
-// store. Against the version that tested every word as a row end (64-bit clamps of its bounds, the
-// span tests): the uneven rows of kernel_bench took 0.7-3% less time (u8 pack / unpack / copy
-// 78.0 / 75.0 / 88.0% of memcpy against 77.5-78.0 / 74.2-74.5 / 85.2-85.5%, bf16 pack 90.0%
-// against 87.9-88.2%, f32 pack 92.7% against 91.2-91.7%), the bf16 copy 0.6% more (89.7-89.8%
-// against 90.2-90.4%); two builds alternated twice on one H200, 2026-11-28
-// (examples/results/1xH200/words_2026-11-28/).
-void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers) {
+// store. The row's bytes are 32-bit (`type` int) unless the tile is wide (long long): one H200,
+// 2026-11-29, the same tile in the same run (examples/results/1xH200/one_wave_2026-11-29/, call 7),
+// u8 unpack / copy 76.8-76.9 / 89.3-89.5% of memcpy against 75.6 / 88.6% in 64 bits, the u8 2-D
+// pack 84.2 against 79.6, bf16 pack / unpack 91.5-91.8 / 85.3-85.6 against 89.0 / 83.4, f32 level
+// (92.6-92.7 / 89.4-89.7 / 91.1-91.7 against 92.9 / 89.5 / 91.4). Against the version that
+// tested every word as a row end (64-bit clamps of its bounds, the span tests): the
+// uneven rows of kernel_bench took 0.7-3% less time (u8 pack / unpack / copy 78.0 / 75.0 / 88.0% of
+// memcpy against 77.5-78.0 / 74.2-74.5 / 85.2-85.5%, bf16 pack 90.0% against 87.9-88.2%, f32 pack
+// 92.7% against 91.2-91.7%), the bf16 copy 0.6% more (89.7-89.8% against 90.2-90.4%); two builds
+// alternated twice on one H200, 2026-11-28 (examples/results/1xH200/words_2026-11-28/).
+void emit_words(std::ostringstream& o, const Coords& c, std::int64_t registers, const char* type) {
   thread_terms(o, c, "tx", "ty");
-  o << "  uint4 lo[" << registers << "], hi[" << registers << "];\n"
-    << "  unsigned long long wd[" << registers << "];\n"
-    << "  unsigned sh[" << registers << "];\n"
-    << "  unsigned char st[" << registers << "];  // the word's store: none (0), whole (1), in pieces (2)\n";
+  emit_word_registers(o, registers, type);
   for (std::int64_t r = 0; r < registers; ++r) {
     const auto ur = static_cast<std::uint64_t>(r);
-    const std::string R = std::to_string(r);
     o << "  {\n    const long long y = ty + " << sum_of(c.m.y, ur) << "ll;\n"
-      << "    st[" << R << "] = 0;\n"
-      << "    if (y < ylim) {\n"
-      << "      const unsigned long long D = (unsigned long long)(o + y * db), S = (unsigned long long)(s + y * sb);\n"
-      << "      const long long at = 16ll * (a0w + tx + " << sum_of(c.m.x, ur)
-      << "ll) - (long long)(D & 15ull);  // the word's first byte in the row: -15 ..\n"
-      << "      if (at < L) {\n"
-      << "        st[" << R << "] = at >= 0 && at + 16 <= L ? 1 : 2;\n"
-      << "        wd[" << R << "] = D + at;\n"
-      << "        const unsigned long long s0 = S + at, w = s0 & ~15ull;\n";
-    emit_source_words(o, R, "long long", "at");
-    o << "      }\n    }\n  }\n";
+      << "    const " << type << " m = (" << type << ")(a0w + tx + " << sum_of(c.m.x, ur) << "ll);\n";
+    emit_word(o, std::to_string(r), type);
   }
-  // axe_shift16 at 0 is lo itself (funnel shifts by 0), so no test of sh. A word stored in pieces
-  // finds its first byte in the row again from its row (not held across the loads: registers).
-  for (std::int64_t r = 0; r < registers; ++r) {
-    const auto ur = static_cast<std::uint64_t>(r);
-    const std::string R = std::to_string(r);
-    o << "  if (st[" << R << "]) {\n"
-      << "    const uint4 v = axe_shift16(lo[" << R << "], hi[" << R << "], sh[" << R << "]);\n"
-      << "    if (st[" << R << "] == 1) {\n"
-      << "      *reinterpret_cast<uint4*>(wd[" << R << "]) = v;\n"
-      << "    } else {\n"
-      << "      const long long at = (long long)(wd[" << R << "] - (unsigned long long)(o + (ty + " << sum_of(c.m.y, ur)
-      << "ll) * db));\n"
-      << "      axe_store_range(wd[" << R << "], axe_clamp16(-at), axe_clamp16(L - at), v);\n"
-      << "    }\n  }\n";
-  }
+  emit_word_stores(o, registers);
 }
 
 // The destination words of a flat tile: the box's rows taken one after another as a sequence of
@@ -139,37 +152,16 @@ void emit_flat_words(std::ostringstream& o, const Coords& c, std::int64_t regist
     << "  long long r0 = (long long)((double)g0 * rinv);\n"
     << "  long long m0 = g0 - r0 * W;\n"
     << "  if (m0 < 0) { --r0; m0 += W; } else if (m0 >= W) { ++r0; m0 -= W; }\n"
-    << "  const float finv = (float)rinv;\n"
-    << "  uint4 lo[" << registers << "], hi[" << registers << "];\n"
-    << "  unsigned long long wd[" << registers << "];\n"
-    << "  unsigned sh[" << registers << "];\n"
-    << "  int at[" << registers << "];  // the word's first byte in its row; L: no word to store\n";
+    << "  const float finv = (float)rinv;\n";
+  emit_word_registers(o, registers, "int");
   for (std::int64_t r = 0; r < registers; ++r) {
     const auto ur = static_cast<std::uint64_t>(r);
-    const std::string R = std::to_string(r);
     o << "  {\n    const int g = (int)m0 + (int)tx + " << sum_of(c.m.x, ur) << ";\n"
       << "    int m;\n"
-      << "    const long long y = r0 + axe_row_of_word(g, (int)W, finv, m);\n"
-      << "    at[" << R << "] = L;\n"
-      << "    if (y < ylim) {\n"
-      << "      const unsigned long long D = (unsigned long long)(o + y * db), S = (unsigned long long)(s + y * sb);\n"
-      << "      const int a = 16 * m - (int)(D & 15ull);\n"
-      << "      if (a < L) {\n"
-      << "        at[" << R << "] = a;\n"
-      << "        wd[" << R << "] = D + (long long)a;\n"
-      << "        const unsigned long long s0 = S + (long long)a, w = s0 & ~15ull;\n";
-    emit_source_words(o, R, "int", "a");
-    o << "      }\n    }\n  }\n";
+      << "    const long long y = r0 + axe_row_of_word(g, (int)W, finv, m);\n";
+    emit_word(o, std::to_string(r), "int");
   }
-  for (std::int64_t r = 0; r < registers; ++r) {
-    const std::string R = std::to_string(r);
-    o << "  if (at[" << R << "] < L) {\n"
-      << "    const uint4 v = axe_shift16(lo[" << R << "], hi[" << R << "], sh[" << R << "]);\n"
-      << "    if (at[" << R << "] >= 0 && at[" << R << "] + 16 <= L) *reinterpret_cast<uint4*>(wd[" << R << "]) = v;\n"
-      << "    else axe_store_range(wd[" << R << "], axe_clamp16(-at[" << R << "]), axe_clamp16(L - at[" << R
-      << "]), v);\n"
-      << "  }\n";
-  }
+  emit_word_stores(o, registers);
 }
 
 }  // namespace
@@ -203,7 +195,10 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
   // against these 2-D tiles: the u8 pack of rows of 2047 85.8-86.0 against 78.0-78.1; but its
   // unpack 74.1-74.3 against 74.9-75.0, the u8 copy 83.2 against 87.8-88.0, bf16 79.5-86.0
   // against 85.0-90.2, f32 84.6-89.3 against 89.1-92.6 (the 2- and 4-byte flat kernels spilled
-  // 8-16 bytes then, no longer since axe_row_of_word; not measured again).
+  // 8-16 bytes then; without the spill, 2026-11-29, examples/results/1xH200/one_wave_2026-11-29/,
+  // call 1: bf16 pack / unpack / copy 89.0 / 81.6 / 84.9 against 90.3 / 85.2 / 89.9, f32 91.9 /
+  // 86.6 / 88.5 against 93.0 / 89.1 / 91.2; on one wave and 32-bit 2-D words, call 7, still level
+  // or behind).
   if (words && packed && element_bytes == 1) return CopyTile{1024 * v, 1, 8, true};
   std::int64_t ka = 4;
   if (words) {
@@ -213,6 +208,16 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
   }
   while (ka > 1 && 32 * v * ka > run) ka /= 2;
   return CopyTile{32 * v * ka, ka == 1 ? 4 : 8 / ka, 8};
+}
+
+CopyTile copy_words_tile(std::int64_t element_bytes, std::int64_t run, bool packed, std::int64_t longest_row_bytes,
+                         const CopyTile* forced) {
+  const std::int64_t v = 16 / element_bytes;
+  CopyTile t = forced ? *forced
+                      : default_copy_tile(element_bytes, TransposeAccess::realigned, run,
+                                          packed && copy_rows_fit_32(longest_row_bytes));
+  if (!t.flat && !copy_rows_fit_32(longest_row_bytes, (t.a ? t.a : 32 * v) / v)) t.wide = true;
+  return t;
 }
 
 CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access) {
@@ -228,6 +233,12 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   }
   const bool words = access == TransposeAccess::realigned, flat = tile.flat;
   k.threads = 32 * tile.warps;
+  if (tile.wide && (!words || flat)) {
+    fail(std::string("wide copy tiles (64-bit row arithmetic) are 2-D destination words only, not ") +
+         (flat ? std::string("flat tiles") : std::string(to_string(access))));
+  }
+  k.wide = tile.wide;
+  const char* row_type = tile.wide ? "long long" : "int";  // destination words: the row's bytes
   if (flat) {
     if (!words)
       fail("flat copy tiles move destination words: realigned access only, not " + std::string(to_string(access)));
@@ -287,9 +298,9 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
   } else if (words) {
     o << "#define AXE_ES " << es << "\n" << kRealignHelpers << kWordHelpers
       << "__device__ __forceinline__ void axe_copy_words(const unsigned char* __restrict__ s, unsigned char* __restrict__ o, "
-         "long long sb, long long db, long long L, long long a0w, long long ylim, unsigned long long span0, "
+         "long long sb, long long db, " << row_type << " L, long long a0w, long long ylim, unsigned long long span0, "
          "unsigned long long span1, unsigned lane, unsigned warp) {\n";
-    emit_words(o, c, cols.registers());
+    emit_words(o, c, cols.registers(), row_type);
     o << "}\n";
   } else {
     auto fn = [&](const char* name, bool load, bool edge) {
@@ -382,7 +393,7 @@ CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAc
       << "    const " << t << "* s = base + so + b0 * sd.sb;\n"
       << "    " << t << "* o = dst + dof + b0 * sd.db;\n"
       << "    axe_copy_words((const unsigned char*)s, (unsigned char*)o, sd.sb * " << es << "ll, sd.db * " << es
-      << "ll, sd.A * " << es << "ll, ia * " << wa << "ll, sd.B - b0, (unsigned long long)(base + sd.smin), "
+      << "ll, (" << row_type << ")(sd.A * " << es << "ll), ia * " << wa << "ll, sd.B - b0, (unsigned long long)(base + sd.smin), "
       << "(unsigned long long)(base + sd.smax + 1), lane, warp);\n  }\n}\n";
   } else {
     o << "    const long long a0 = ia * " << ta << "ll;\n"

@@ -77,6 +77,43 @@ TEST(CopyKernel, ScalarAndRealignedAccesses) {
   EXPECT_EQ(count_of(r.source, "axe_store_range(wd["), 4) << r.source;
   EXPECT_NE(r.source.find("const long long y = ty + 96ll;"), std::string::npos) << r.source;
   EXPECT_NE(r.source.find("((lane >> 3 & 1u) ? 1ll : 0ll)"), std::string::npos) << r.source;  // lane 8: next row
+  // The row's bytes in 32 bits, one declaration a register; 64 bits in a wide tile.
+  EXPECT_EQ(count_of(r.source, "const int a = 16 * m - (int)(D & 15ull);"), 4) << r.source;
+  EXPECT_NE(r.source.find("long long db, int L, long long a0w"), std::string::npos) << r.source;
+  const auto w = copy_kernel(e2, CopyTile{64, 4, 8, false, true}, TransposeAccess::realigned);
+  EXPECT_TRUE(w.wide);
+  EXPECT_EQ(count_of(w.source, "const long long a = 16 * m - (long long)(D & 15ull);"), 4) << w.source;
+  EXPECT_EQ(count_of(w.source, "const long long m = (long long)(a0w + tx + "), 4) << w.source;
+  EXPECT_NE(w.source.find("long long db, long long L, long long a0w"), std::string::npos) << w.source;
+  EXPECT_EQ(count_of(w.source, "const int a = "), 0) << w.source;
+  EXPECT_EQ(count_of(w.source, "const long long wa = a - (long long)sh["), 4) << w.source;
+}
+
+// The tile of destination words by the longest row: 32-bit row arithmetic while a word's first
+// byte in its row plus 32 stays under INT_MAX (copy_rows_fit_32: row + 16 x the tile's words <
+// 2^31 - 64), else a wide (64-bit) 2-D tile; the default u8 tile of a 2047-byte run is 32 words
+// (512 elements), so rows of 2^31 - 64 - 512 bytes or more take 64 bits.
+TEST(CopyKernel, WordsTileTurnsWideOnLongRows) {
+  const std::int64_t limit = (std::int64_t{1} << 31) - 64;
+  EXPECT_TRUE(copy_rows_fit_32(limit - 1));
+  EXPECT_FALSE(copy_rows_fit_32(limit));
+  EXPECT_TRUE(copy_rows_fit_32(limit - 512 - 1, 32));
+  EXPECT_FALSE(copy_rows_fit_32(limit - 512, 32));
+  EXPECT_FALSE(copy_rows_fit_32(-1));
+  EXPECT_FALSE(copy_words_tile(1, 2047, false, limit - 512 - 1).wide);
+  const CopyTile w = copy_words_tile(1, 2047, false, limit - 512);
+  EXPECT_TRUE(w.wide && !w.flat && w.a == 512 && w.rows == 4);
+  // Packed u8 rows: flat where they fit, else the 2-D default of the run, wide.
+  EXPECT_TRUE(copy_words_tile(1, 2047, true, 2047).flat);
+  const CopyTile p = copy_words_tile(1, limit, true, limit);
+  EXPECT_TRUE(!p.flat && p.wide) << p.a;
+  // A forced tile keeps its shape; a forced flat tile stays flat (the caller refuses its long rows).
+  const CopyTile forced{64, 2, 4};
+  const CopyTile f = copy_words_tile(2, 100, false, limit, &forced);
+  EXPECT_TRUE(f.a == 64 && f.rows == 2 && f.warps == 4 && f.wide);
+  const CopyTile flat{1024 * 16, 1, 8, true};
+  EXPECT_TRUE(copy_words_tile(1, 100, false, limit, &flat).flat);
+  EXPECT_FALSE(copy_words_tile(1, 100, false, limit, &flat).wide);
 }
 
 // A tile wider than a warp's vectors: 32 lanes along the run, then registers. f32 vectors on a
@@ -164,6 +201,12 @@ TEST(CopyKernel, BadTilesAreClearErrors) {
   EXPECT_NE(e.find("1 to 16 words a thread"), std::string::npos) << e;  // 64 a thread
   e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{256, 1, 8, true}, TransposeAccess::realigned); });
   EXPECT_NE(e.find("a flat copy tile of 64 words"), std::string::npos) << e;  // under a word a thread
+  // Wide tiles: 2-D destination words only.
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{128, 4, 8, false, true}, TransposeAccess::vectors); });
+  EXPECT_NE(e.find("wide copy tiles (64-bit row arithmetic) are 2-D destination words only, not vectors"),
+            std::string::npos) << e;
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{4096, 1, 8, true, true}, TransposeAccess::realigned); });
+  EXPECT_NE(e.find("2-D destination words only, not flat tiles"), std::string::npos) << e;
   const Element e3(3, Element::Kind::integer, "raw");
   e = axe::test::error_of([&] { copy_kernel(e3, CopyTile{}, TransposeAccess::scalar); });
   EXPECT_NE(e.find("not 1, 2, 4 or 8 bytes"), std::string::npos) << e;

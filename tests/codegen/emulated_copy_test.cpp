@@ -36,7 +36,8 @@ struct Case {
 
 std::string name_of(const Case& c) {
   return std::to_string(c.es) + "-byte " + std::string(to_string(c.access)) + " a=" + std::to_string(c.tile.a) + " " +
-         std::to_string(c.tile.rows) + "x" + std::to_string(c.tile.warps) + (c.tile.flat ? " flat" : "");
+         std::to_string(c.tile.rows) + "x" + std::to_string(c.tile.warps) + (c.tile.flat ? " flat" : "") +
+         (c.tile.wide ? " wide" : "");
 }
 
 std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
@@ -74,6 +75,11 @@ TEST(EmulatedCopy, GeneratedCopiesMoveTheirBoxesOnTheHost) {
     add(CopyTile{128 * v, 1, 4}, TransposeAccess::vectors, aligned);  // 4 vectors along the run a lane
     add(axe::codegen::default_copy_tile(es, TransposeAccess::realigned, 77), TransposeAccess::realigned, odd);
     add(CopyTile{64 * v, 2, 2}, TransposeAccess::realigned, odd);  // 2 words along the run a lane, 2 rows
+    // The same two in 64-bit row arithmetic (wide, as for rows of 2^31 - 64 bytes or more).
+    CopyTile wide = axe::codegen::default_copy_tile(es, TransposeAccess::realigned, 77);
+    wide.wide = true;
+    add(wide, TransposeAccess::realigned, odd);
+    add(CopyTile{64 * v, 2, 2, false, true}, TransposeAccess::realigned, odd);
     // Flat words: 4 a thread (1024-word tiles, each over several rows of the first box and the
     // whole second box, rows of 6 to 151 words), and 1 a thread on 2 warps (64-word tiles, a row
     // of the first box over three tiles).

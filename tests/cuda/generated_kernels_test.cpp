@@ -82,7 +82,8 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
 
 // The runtime's copy kernels (every element size and access; the default tile, one lane along the
 // run and one warp, and 32 lanes by 8 rows by 8 warps; flat word tiles of 4 words a thread on 8
-// warps and 1 on 1 warp) compile to PTX.
+// warps and 1 on 1 warp; the default tile of destination words in 64-bit row arithmetic) compile
+// to PTX.
 TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
   for (std::int64_t es : {1, 2, 4, 8}) {
     for (auto access : {codegen::TransposeAccess::vectors, codegen::TransposeAccess::realigned,
@@ -93,6 +94,9 @@ TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
       if (access == codegen::TransposeAccess::realigned) {
         tiles.push_back(codegen::CopyTile{1024 * v, 1, 8, true});
         tiles.push_back(codegen::CopyTile{32 * v, 1, 1, true});
+        codegen::CopyTile wide = codegen::default_copy_tile(es, access, 4096);
+        wide.wide = true;
+        tiles.push_back(wide);
       }
       for (const codegen::CopyTile& tile : tiles) {
         const codegen::Element e(es, codegen::Element::Kind::integer, "raw");

@@ -846,8 +846,9 @@ Case contiguous_case(std::mt19937_64& rng, int n) {
 // choice of access and tile, then realigned words and scalar accesses forced, the smallest and
 // largest tiles (one lane along the run, one row and warp; 32 lanes, 8 rows, 8 warps) and tiles
 // wider than a warp's vectors (registers along the run), flat word tiles (4 words a thread on 8
-// warps; 1 on 1 warp, so a row spans tiles), so full tiles, cut tiles, batches and many boxes per
-// launch all run. Aligned lists (offsets, strides and pointers in 16-byte units)
+// warps; 1 on 1 warp, so a row spans tiles), a wide tile of words (64-bit row arithmetic, as on
+// rows of 2^31 - 64 bytes or more), so full tiles, cut tiles, batches and many boxes per launch
+// all run. Aligned lists (offsets, strides and pointers in 16-byte units)
 // also take the vector kernel, on its default and a wide tile.
 TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
   AXE_REQUIRE_GPUS(1);
@@ -866,7 +867,8 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
                       {TransposeAccess::realigned, codegen::CopyTile{128 * v, 2, 4}},
                       {TransposeAccess::scalar, codegen::CopyTile{256, 1, 8}},
                       {TransposeAccess::realigned, codegen::CopyTile{1024 * v, 1, 8, true}},
-                      {TransposeAccess::realigned, codegen::CopyTile{32 * v, 1, 1, true}}};
+                      {TransposeAccess::realigned, codegen::CopyTile{32 * v, 1, 1, true}},
+                      {TransposeAccess::realigned, codegen::CopyTile{64 * v, 2, 8, false, true}}};
   constexpr int kWays = sizeof(ways) / sizeof(ways[0]);
   for (int rep = 0; rep < 3 * kWays; ++rep) {
     const Way& w = ways[rep % kWays];

@@ -17,7 +17,8 @@
 // words within the box's source span (smin .. smax: bytes between two of its elements are inside
 // the buffer), pieces of the row's own bytes only past it; the words at a destination row's ends
 // are written in pieces of the row's bytes. A row of L bytes touches at most (L + 30) / 16 words;
-// tiles_a counts tiles of tile.a / V words.
+// tiles_a counts tiles of tile.a / V words. A word's place in its row is 32-bit arithmetic, for rows
+// under 2^31 - 64 bytes (copy_rows_fit_32), or 64-bit in a `wide` tile.
 //
 // Flat tiles (`CopyTile::flat`, destination words only) take the box's rows one after another as
 // one sequence of W = (L + 30) / 16 words a row: a tile is tile.a / V consecutive words of it,
@@ -25,7 +26,7 @@
 // the tiles whatever its length (a row of 129 words takes 129 word slots, not the 160 of five
 // 32-word tiles) and a warp's access is 32 consecutive words. tiles_a counts tiles of the box's
 // B * W words, tiles_b is 1. Rows must be under 2^31 - 64 bytes (the kernel's row arithmetic is
-// 32-bit; copy_flat_fits).
+// 32-bit; copy_rows_fit_32).
 //
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
 // of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
@@ -72,6 +73,8 @@ struct CopyTile {
   std::int64_t warps = 8;  // W (a power of two)
   bool flat = false;       // destination words taken row after row (above): rows 1, tile.a / V
                            // words, 1 to 16 a thread
+  bool wide = false;       // destination words in 2-D tiles: the row's bytes in 64-bit arithmetic,
+                           // for rows of 2^31 - 64 bytes or more (else 32-bit: copy_rows_fit_32)
 };
 
 struct CopyKernel {
@@ -82,6 +85,7 @@ struct CopyKernel {
                                         // by tile_a / V destination words)
   TransposeAccess access = TransposeAccess::vectors;
   bool flat = false;        // tile_a / vector consecutive words of the box's rows, tile_b 1
+  bool wide = false;        // 2-D destination words with 64-bit row arithmetic (CopyTile::wide)
   std::int64_t vector = 1;  // elements per global vector (1: scalar accesses)
   std::int64_t registers = 0;
 };
@@ -100,8 +104,19 @@ CopyTile default_copy_tile(std::int64_t element_bytes, TransposeAccess access, s
 // per access). Throws axe::Error for extents that are not powers of two or outside the limits above.
 CopyKernel copy_kernel(const Element& element, const CopyTile& tile, TransposeAccess access);
 
-// Whether a flat tile can move rows of `row_bytes`: its row arithmetic is 32-bit, up to a word's
-// first byte in the row plus 32 (under the row's length plus 32).
-inline bool copy_flat_fits(std::int64_t row_bytes) { return row_bytes >= 0 && row_bytes < (1ll << 31) - 64; }
+// Whether destination words in 32-bit row arithmetic (flat tiles; 2-D tiles not wide, of
+// `tile_words` words along the row) can move rows of `row_bytes`: a word's first byte in its row
+// plus 32 stays under INT_MAX. A flat tile's words lie within the row's (L + 30) / 16, so that is
+// under L + 32; a 2-D tile's last one may lie up to tile_words - 1 words past the row's.
+inline bool copy_rows_fit_32(std::int64_t row_bytes, std::int64_t tile_words = 0) {
+  return row_bytes >= 0 && tile_words >= 0 && row_bytes + 16 * tile_words < (1ll << 31) - 64;
+}
+
+// The tile the runtime launches on destination words (realigned access) whose longest row has
+// `longest_row_bytes`: `forced`, or default_copy_tile(..., packed) (not flat where the rows do not
+// fit 32 bits); a 2-D tile made wide where its 32-bit row arithmetic would overflow
+// (copy_rows_fit_32). A flat tile stays flat: the caller refuses it on rows that do not fit.
+CopyTile copy_words_tile(std::int64_t element_bytes, std::int64_t run, bool packed, std::int64_t longest_row_bytes,
+                         const CopyTile* forced = nullptr);
 
 }  // namespace axe::codegen
