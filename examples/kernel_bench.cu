@@ -8,14 +8,15 @@
 // engines (cudaMemcpy2DAsync), where they qualify.
 //
 //   kernel_bench [--json FILE] [--mib N] [--iters N] [--warmup N] [--reps N] [--copies | --transposes]
-//                [--no-sweeps | --uneven-sweeps] [--dtype T]
+//                [--no-sweeps | --uneven-sweeps] [--dtype T] [--rows S]
 //
 // --copies runs the pack, unpack and copy rows only (no transposes), --transposes the transposes
 // only; --no-sweeps leaves out the tile sweeps (the rows naming a tile: "generated a=..." and
 // "generated BxA wW"), each of which compiles a kernel, --uneven-sweeps keeps only the sweeps of
 // the large uneven transpose and the cap rows of the uneven copies. --dtype T (f32, f16, bf16,
 // f64, u8) keeps the transposes and the uneven packs, unpacks and copies of that type only (the
-// f32 runs of the pack rows stay).
+// f32 runs of the pack rows stay). --rows S keeps the pack, unpack and copy rows whose name
+// contains S (with their sweeps), so that a profiler's --launch-skip counts from their first launch.
 //
 // --iters 1 --warmup 0 --reps 1 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0 --reps 1).
@@ -29,7 +30,9 @@
 // Rows marked "generated" after a pack, unpack or copy run copy_generated (the tile copy generated
 // from one thread layout, codegen/copy_codegen.hpp) on the same boxes; "generated a=A RxW access"
 // other tiles and accesses of it on the uneven rows, "generated cap N/SM" its default tile with
-// at most N blocks per SM.
+// at most N blocks per SM; where that tile is flat (u8 packs), "generated 2-D a=A RxW" the 2-D tile
+// of the same rows on two waves and, "... cap 3/SM", on one; "generated wide a=A RxW" the 2-D
+// default tile in 64-bit row arithmetic (rows of 2^31 - 64 bytes or more).
 // rows "generated BxA wW" try other tiles (on the square, and "uneven" on the uneven box).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
@@ -94,6 +97,7 @@ int main(int argc, char** argv) {
   bool copies_only = false, transposes_only = false;
   enum class Sweeps { all, uneven, none } sweeps = Sweeps::all;
   std::string only;  // --dtype: one element type
+  std::string keep;  // --rows: the copy rows whose name holds it
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::atoll(argv[++i]);
@@ -105,6 +109,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-sweeps")) sweeps = Sweeps::none;
     else if (!std::strcmp(argv[i], "--uneven-sweeps")) sweeps = Sweeps::uneven;
     else if (!std::strcmp(argv[i], "--dtype") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) keep = argv[++i];
     else {
       std::fprintf(stderr, "kernel_bench: unknown argument '%s' (see the comment at the top of kernel_bench.cu)\n", argv[i]);
       return 2;
@@ -141,7 +146,9 @@ int main(int argc, char** argv) {
   // box kernel alone; and, where the box qualifies, on the copy engines (cudaMemcpy2DAsync;
   // kernels.hpp, CopyEnginePolicy).
   const CopyEnginePolicy off{0, 1, 64, 0}, unit{0, 1, 0, 0}, any{1, 17, 64, 0};
+  const auto kept = [&](const std::string& name) { return keep.empty() || name.find(keep) != std::string::npos; };
   auto both = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc) {
+    if (!kept(name)) return;
     const CopyEnginePolicy old = set_copy_engine_policy(off);
     // The kernels and the generated copy alternately, twice each, the better median of each kept
     // (two medians of the same kernel a few rows apart differed by up to 11%).
@@ -171,7 +178,7 @@ int main(int argc, char** argv) {
   // Other tiles and accesses of the generated copy on one list ("generated a=A RxW access").
   auto copy_sweep = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double mc,
                         std::vector<codegen::TransposeAccess> accesses) {
-    if (sweeps == Sweeps::none) return;
+    if (sweeps == Sweeps::none || !kept(name)) return;
     const bool uneven =
         std::find(accesses.begin(), accesses.end(), codegen::TransposeAccess::realigned) != accesses.end();
     if (sweeps == Sweeps::uneven && !uneven) return;
@@ -222,6 +229,32 @@ int main(int argc, char** argv) {
       rows.push_back({name + " generated cap " + std::to_string(n) + "/SM", double(l.elements() * size_of(l.dtype())),
                       median_ms([&] { copy_generated(l, src, dst, s); }, s), mc});
       set_box_blocks_per_sm(old);
+    }
+    const std::int64_t es = size_of(l.dtype());
+    // The 2-D default tile of destination words in 64-bit row arithmetic, as rows of 2^31 - 64 bytes
+    // or more take it ("generated wide a=A RxW"; the others are 32-bit).
+    if (uneven) {
+      codegen::CopyTile tw = codegen::default_copy_tile(es, codegen::TransposeAccess::realigned, run);
+      tw.wide = true;
+      rows.push_back({name + " generated wide a=" + std::to_string(tw.a) + " " + std::to_string(tw.rows) + "x" +
+                          std::to_string(tw.warps),
+                      double(l.elements() * es), median_ms([&] {
+                        copy_generated(l, src, dst, s, nullptr, &tw, codegen::TransposeAccess::realigned);
+                      }, s), mc});
+    }
+    // Where the default is a flat tile (u8 packs), the 2-D tile the same rows would take otherwise,
+    // under the default cap (two waves) and under cap 3 (one wave): "generated 2-D a=A RxW [cap 3/SM]".
+    if (uneven && codegen::default_copy_tile(es, codegen::TransposeAccess::realigned, run, true).flat) {
+      const codegen::CopyTile t2 = codegen::default_copy_tile(es, codegen::TransposeAccess::realigned, run, false);
+      const std::string n2 = name + " generated 2-D a=" + std::to_string(t2.a) + " " + std::to_string(t2.rows) + "x" +
+                             std::to_string(t2.warps);
+      for (int cap : {0, 3}) {
+        const int old = cap ? set_box_blocks_per_sm(cap) : 0;
+        rows.push_back({n2 + (cap ? " cap 3/SM" : ""), double(l.elements() * es), median_ms([&] {
+                          copy_generated(l, src, dst, s, nullptr, &t2, codegen::TransposeAccess::realigned);
+                        }, s), mc});
+        if (cap) set_box_blocks_per_sm(old);
+      }
     }
   };
   const std::vector<codegen::TransposeAccess> unaligned{codegen::TransposeAccess::realigned,
