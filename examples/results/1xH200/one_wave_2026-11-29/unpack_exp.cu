@@ -24,17 +24,83 @@ struct P {
   int W;                           // words a row: (L + 30) / 16
 };
 
-__device__ __forceinline__ uint4 shift16(uint4 a, uint4 b, unsigned k) {
+#define AXE_ES 1
+
+template <int S> struct axe_piece;
+template <> struct axe_piece<1> { typedef unsigned char T; };
+template <> struct axe_piece<2> { typedef unsigned short T; };
+template <> struct axe_piece<4> { typedef unsigned int T; };
+template <> struct axe_piece<8> { typedef unsigned long long T; };
+// The byte of the head's (tail's) piece of S bytes, or 16 when it has none; sh in 1..15.
+template <int S> __device__ __forceinline__ unsigned axe_head_at(unsigned sh) {
+  const unsigned m = 16u - sh;  // the head's length: a piece of each of its bits, smallest first
+  return S >= AXE_ES && (m & S) ? sh + (m & (S - 1u)) : 16u;
+}
+template <int S> __device__ __forceinline__ unsigned axe_tail_at(unsigned sh) {
+  return S >= AXE_ES && (sh & S) ? sh & ~(2u * S - 1u) : 16u;
+}
+template <int S> __device__ __forceinline__ unsigned long long axe_get(unsigned long long w, unsigned o) {
+  return o < 16u ? (unsigned long long)*reinterpret_cast<const typename axe_piece<S>::T*>(w + o) << (8 * (o & 7u))
+                 : 0ull;
+}
+template <int S> __device__ __forceinline__ void axe_set(unsigned long long w, unsigned o, unsigned long long lo,
+                                                         unsigned long long hi) {
+  if (o < 16u)
+    *reinterpret_cast<typename axe_piece<S>::T*>(w + o) =
+        static_cast<typename axe_piece<S>::T>((o < 8u ? lo : hi) >> (8 * (o & 7u)));
+}
+__device__ __forceinline__ uint4 axe_join(unsigned long long lo, unsigned long long hi) {
+  return make_uint4((unsigned)lo, (unsigned)(lo >> 32), (unsigned)hi, (unsigned)(hi >> 32));
+}
+// Bytes [b, 16) (head) or [0, b) (tail) of the word at w, the others zero.
+template <bool Head> __device__ __forceinline__ uint4 axe_load_part(unsigned long long w, unsigned b) {
+  const unsigned o1 = Head ? axe_head_at<1>(b) : axe_tail_at<1>(b), o2 = Head ? axe_head_at<2>(b) : axe_tail_at<2>(b),
+                 o4 = Head ? axe_head_at<4>(b) : axe_tail_at<4>(b), o8 = Head ? axe_head_at<8>(b) : axe_tail_at<8>(b);
+  const unsigned long long v1 = axe_get<1>(w, o1), v2 = axe_get<2>(w, o2), v4 = axe_get<4>(w, o4), v8 = axe_get<8>(w, o8);
+  unsigned long long lo = 0ull, hi = 0ull;
+  (o1 < 8u ? lo : hi) |= v1;
+  (o2 < 8u ? lo : hi) |= v2;
+  (o4 < 8u ? lo : hi) |= v4;
+  (o8 < 8u ? lo : hi) |= v8;
+  return axe_join(lo, hi);
+}
+template <bool Head> __device__ __forceinline__ void axe_store_part(unsigned long long w, unsigned b, uint4 v) {
+  const unsigned long long lo = (unsigned long long)v.y << 32 | v.x, hi = (unsigned long long)v.w << 32 | v.z;
+  axe_set<1>(w, Head ? axe_head_at<1>(b) : axe_tail_at<1>(b), lo, hi);
+  axe_set<2>(w, Head ? axe_head_at<2>(b) : axe_tail_at<2>(b), lo, hi);
+  axe_set<4>(w, Head ? axe_head_at<4>(b) : axe_tail_at<4>(b), lo, hi);
+  axe_set<8>(w, Head ? axe_head_at<8>(b) : axe_tail_at<8>(b), lo, hi);
+}
+// Bytes k .. k + 15 (k < 16) of the 32 bytes a, b (a's byte 0 first).
+__device__ __forceinline__ uint4 axe_shift16(uint4 a, uint4 b, unsigned k) {
   const unsigned q = k >> 2, r = 8 * (k & 3u);
   const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-  unsigned t[6], s[5];
+  unsigned t[6], s[5];  // s = w[q .. q + 4]: two words along if q's bit 1, then one if its bit 0
 #pragma unroll
   for (int i = 0; i < 6; ++i) t[i] = q & 2u ? w[i + 2] : w[i];
 #pragma unroll
   for (int i = 0; i < 5; ++i) s[i] = q & 1u ? t[i + 1] : t[i];
-  return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r), __funnelshift_r(s[2], s[3], r),
-                    __funnelshift_r(s[3], s[4], r));
+  return make_uint4(__funnelshift_r(s[0], s[1], r), __funnelshift_r(s[1], s[2], r),
+                    __funnelshift_r(s[2], s[3], r), __funnelshift_r(s[3], s[4], r));
 }
+__device__ __forceinline__ uint4 axe_shfl_up16(uint4 v, int width) {
+  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, width), __shfl_up_sync(0xffffffffu, v.y, 1, width),
+                    __shfl_up_sync(0xffffffffu, v.z, 1, width), __shfl_up_sync(0xffffffffu, v.w, 1, width));
+}
+__device__ __forceinline__ uint4 axe_ldg16(unsigned long long w) { return __ldg(reinterpret_cast<const uint4*>(w)); }
+
+#ifdef PIECES
+__device__ __forceinline__ void store_range(unsigned char* w, int b0, int b1, uint4 v) {
+  if (b0 == 0 && b1 == 16) { *reinterpret_cast<uint4*>(w) = v; return; }
+  if (b1 == 16) { axe_store_part<true>((unsigned long long)w, (unsigned)b0, v); return; }
+  if (b0 == 0) { axe_store_part<false>((unsigned long long)w, (unsigned)b1, v); return; }
+  union { uint4 v; unsigned char e[16]; } u;
+  u.v = v;
+#pragma unroll
+  for (int j = 0; j < 16; ++j)
+    if (j >= b0 && j < b1) w[j] = u.e[j];
+}
+#else
 __device__ __forceinline__ void store_range(unsigned char* w, int b0, int b1, uint4 v) {
   if (b0 == 0 && b1 == 16) {
     *reinterpret_cast<uint4*>(w) = v;
@@ -46,6 +112,7 @@ __device__ __forceinline__ void store_range(unsigned char* w, int b0, int b1, ui
   for (int j = 0; j < 16; ++j)
     if (j >= b0 && j < b1) w[j] = u.e[j];
 }
+#endif
 __device__ __forceinline__ int clamp16(int x) { return min(max(x, 0), 16); }
 
 // Word g's place: row y, its byte `at` in the row, destination word address, source word w, shift.
@@ -109,7 +176,7 @@ __global__ void __launch_bounds__(256) k_reg2(const unsigned char* __restrict__ 
 #pragma unroll
     for (int r = 0; r < TR; ++r) {
       if (!x[r].ok) continue;
-      const uint4 v = shift16(lo[r], hi[r], x[r].sh);
+      const uint4 v = axe_shift16(lo[r], hi[r], x[r].sh);
       store_range((unsigned char*)x[r].wd, clamp16(-x[r].at), clamp16((int)p.L - x[r].at), v);
     }
   }
@@ -133,7 +200,7 @@ __global__ void __launch_bounds__(256) k_reg(const unsigned char* __restrict__ s
 #pragma unroll
     for (int r = 0; r < WPT; ++r) {
       if (!x[r].ok) continue;
-      const uint4 v = shift16(lo[r], hi[r], x[r].sh);
+      const uint4 v = axe_shift16(lo[r], hi[r], x[r].sh);
       store_range((unsigned char*)x[r].wd, clamp16(-x[r].at), clamp16((int)p.L - x[r].at), v);
     }
   }
@@ -184,7 +251,7 @@ __global__ void __launch_bounds__(256) k_async(const unsigned char* __restrict__
     for (int r = 0; r < WPT; ++r) {
       const Word x = place(src, dst, p, t * 256 * WPT + threadIdx.x + 256 * r);
       if (!x.ok) continue;
-      const uint4 v = shift16(lo[threadIdx.x + 256 * r], x.sh ? hi[threadIdx.x + 256 * r] : make_uint4(0, 0, 0, 0), x.sh);
+      const uint4 v = axe_shift16(lo[threadIdx.x + 256 * r], x.sh ? hi[threadIdx.x + 256 * r] : make_uint4(0, 0, 0, 0), x.sh);
       store_range((unsigned char*)x.wd, clamp16(-x.at), clamp16((int)p.L - x.at), v);
     }
     stage = (stage + 1) % STAGES;
@@ -235,7 +302,7 @@ __global__ void __launch_bounds__(256) k_async2(const unsigned char* __restrict_
       at_of(t, r, y, m);
       const Word x = place2(src, dst, p, y, m);
       if (!x.ok) continue;
-      const uint4 v = shift16(lo[threadIdx.x + 256 * r], x.sh ? hi[threadIdx.x + 256 * r] : make_uint4(0, 0, 0, 0), x.sh);
+      const uint4 v = axe_shift16(lo[threadIdx.x + 256 * r], x.sh ? hi[threadIdx.x + 256 * r] : make_uint4(0, 0, 0, 0), x.sh);
       store_range((unsigned char*)x.wd, clamp16(-x.at), clamp16((int)p.L - x.at), v);
     }
     stage = (stage + 1) % STAGES;
