@@ -17,8 +17,9 @@
 // words within the box's source span (smin .. smax: bytes between two of its elements are inside
 // the buffer), pieces of the row's own bytes only past it; the words at a destination row's ends
 // are written in pieces of the row's bytes. A row of L bytes touches at most (L + 30) / 16 words;
-// tiles_a counts tiles of tile.a / V words. A word's place in its row is 32-bit arithmetic, for rows
-// under 2^31 - 64 bytes (copy_rows_fit_32), or 64-bit in a `wide` tile.
+// tiles_a counts tiles of tile.a / V words. A word's place in its row is 32-bit arithmetic where
+// the rows allow it (copy_rows_fit_32: under 2^31 - 64 bytes less 16 a tile word), else 64-bit in
+// a `wide` tile.
 //
 // Flat tiles (`CopyTile::flat`, destination words only) take the box's rows one after another as
 // one sequence of W = (L + 30) / 16 words a row: a tile is tile.a / V consecutive words of it,
@@ -74,7 +75,7 @@ struct CopyTile {
   bool flat = false;       // destination words taken row after row (above): rows 1, tile.a / V
                            // words, 1 to 16 a thread
   bool wide = false;       // destination words in 2-D tiles: the row's bytes in 64-bit arithmetic,
-                           // for rows of 2^31 - 64 bytes or more (else 32-bit: copy_rows_fit_32)
+                           // for rows too long for 32 bits (copy_rows_fit_32)
 };
 
 struct CopyKernel {
