@@ -4,7 +4,7 @@
 # experiment's hand-written kernel of the same tile runs at 90% (../README.md, calls 3-8): the
 # generated kernel launched by harness.cu on the same rows, as generated and with one difference
 # from the experiment's kernel edited in at a time, beside the experiment (../unpack_exp.cu) and
-# kernel_bench's own rows, in one process each, one call.
+# kernel_bench's own rows, in one process each, one call; then the uneven copies beside Triton's.
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH NCCL_NVLS_ENABLE=0
 O=${OUT:-/tmp/out}; mkdir -p "$O"
@@ -38,3 +38,10 @@ for round in 1 2; do
 done 2>&1 | tee "$O/gap.txt"
 timeout 60 b/bin/kernel_bench --copies --uneven-sweeps --dtype u8 --rows "pack u8" > "$O/pack_u8.txt" 2>&1
 grep -E "odd( generated)? |2-D|wide" "$O/pack_u8.txt" | awk '{ l = $0; sub(/ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%$/, "", l); print l, $(NF-3), $NF }'
+# The runtime's uneven copies since this session (one wave for flat tiles, 32-bit 2-D words) beside
+# Triton's masked row copy in the same call, for the README's Triton table.
+for d in u8 bf16 f32; do
+  timeout 40 b/bin/kernel_bench --copies --no-sweeps --dtype $d > "$O/copies_$d.txt" 2>&1; echo "$d rc=$?"
+  grep -E "^(pack|unpack|copy) $d .*odd( generated)? " "$O/copies_$d.txt" | awk '{print $1, $2, $(NF-3), $NF}' | paste -sd' '
+done
+timeout 90 python3 examples/copy_triton.py > "$O/copy_triton.txt" 2>&1; echo "triton rc=$?"; cat "$O/copy_triton.txt"
