@@ -182,6 +182,48 @@ TEST(CopyKernel, DefaultTileFollowsTheRun) {
   EXPECT_FALSE(default_copy_tile(1, TransposeAccess::vectors, 2047, true).flat);
 }
 
+// An exchanged tile of 2048 f32 on 8 warps: 8 elements a thread, loaded 4 consecutive a thread
+// (element e = 1024 i + 128 warp + 4 lane + j: registers 4 i + j) and stored one a lane (e = 256 i
+// + 32 warp + lane: register i), converted through 8 KiB of shared memory: each thread stores its
+// two groups of 4 as two 16-byte vectors and loads its 8 elements back in two ldmatrix.x4 (4
+// 32-bit registers each).
+TEST(CopyKernel, ExchangedTileByHand) {
+  CopyTile t{2048, 1, 8};
+  t.exchange = true;
+  const auto k = copy_kernel(kRaw4, t, TransposeAccess::scalar);
+  EXPECT_TRUE(k.exchange);
+  EXPECT_EQ(k.tile_a, 2048);
+  EXPECT_EQ(k.tile_b, 1);
+  EXPECT_EQ(k.threads, 256);
+  EXPECT_EQ(k.registers, 8);
+  EXPECT_EQ(k.vector, 1);
+  EXPECT_EQ(k.shared_bytes, 2048 * 4);
+  EXPECT_EQ(k.mechanism, "shared");
+  EXPECT_NE(k.source.find("loads S[(2,8,32,4):(4,1@warp,1@lane,1)], stores S[(8,8,32):(1,1@warp,1@lane)]"),
+            std::string::npos) << k.source;
+  EXPECT_EQ(count_of(k.source, "__shared__ __align__(16) unsigned char smem[8192];"), 1) << k.source;
+  EXPECT_EQ(count_of(k.source, "axe_exchange(r, q, smem, lane, warp);"), 1) << k.source;
+  EXPECT_EQ(count_of(k.source, "*reinterpret_cast<uint4*>(axe_s"), 2) << k.source;
+  EXPECT_EQ(count_of(k.source, "ldmatrix.sync.aligned.m8n8.x4"), 2) << k.source;
+  // One element an access on both sides, no global vectors: a load thread's base is 4 lane + 128
+  // warp, its register 4 element base + 1024; a store thread's base is lane + 32 warp, its
+  // register 1 element base + 256.
+  EXPECT_EQ(count_of(k.source, "((lane >> 0 & 1u) ? 4ll : 0ll)"), 2) << k.source;  // full and edge loads
+  EXPECT_EQ(count_of(k.source, "((warp >> 0 & 1u) ? 128ll : 0ll)"), 2) << k.source;
+  EXPECT_EQ(count_of(k.source, "  r[4] = p[base + (1024ll + 0ll * stride)];"), 1) << k.source;
+  EXPECT_EQ(count_of(k.source, "  p[base + (256ll + 0ll * stride)] = r[1];"), 1) << k.source;
+  EXPECT_EQ(count_of(k.source, "= p[base + "), 8) << k.source;
+  EXPECT_EQ(count_of(k.source, "  p[base + "), 8) << k.source;
+  EXPECT_EQ(k.source.find("reinterpret_cast<const uint4*>(p"), std::string::npos) << k.source;
+  // 16 elements a thread on 8 warps, and 4 on 2 (the smallest).
+  t.a = 4096;
+  EXPECT_EQ(copy_kernel(kRaw4, t, TransposeAccess::scalar).registers, 16);
+  const auto small = copy_kernel(Element(8, Element::Kind::integer, "raw"), CopyTile{256, 1, 2, false, false, true},
+                                 TransposeAccess::scalar);
+  EXPECT_EQ(small.registers, 4);
+  EXPECT_EQ(small.shared_bytes, 256 * 8);
+}
+
 TEST(CopyKernel, BadTilesAreClearErrors) {
   std::string e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{3, 4, 8}, TransposeAccess::vectors); });
   EXPECT_NE(e.find("powers of two"), std::string::npos) << e;
@@ -207,6 +249,19 @@ TEST(CopyKernel, BadTilesAreClearErrors) {
             std::string::npos) << e;
   e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{4096, 1, 8, true, true}, TransposeAccess::realigned); });
   EXPECT_NE(e.find("2-D destination words only, not flat tiles"), std::string::npos) << e;
+  // Exchanged tiles: scalar access, one row, 4 to 16 elements a thread.
+  const CopyTile x2048{2048, 1, 8, false, false, true}, x2048r2{2048, 2, 8, false, false, true};
+  e = axe::test::error_of([&] { copy_kernel(kRaw4, x2048, TransposeAccess::realigned); });
+  EXPECT_NE(e.find("exchanged copy tiles take one element an access (scalar), not realigned"), std::string::npos) << e;
+  e = axe::test::error_of([&] { copy_kernel(kRaw4, x2048r2, TransposeAccess::scalar); });
+  EXPECT_NE(e.find("an exchanged copy tile of 2048 elements, 2 rows and 8 warps: one row, 4 to 16 elements a thread "
+                   "(1024 to 4096)"),
+            std::string::npos) << e;
+  e = axe::test::error_of([] { copy_kernel(kRaw4, CopyTile{512, 1, 8, false, false, true}, TransposeAccess::scalar); });
+  EXPECT_NE(e.find("an exchanged copy tile of 512 elements"), std::string::npos) << e;  // 2 a thread
+  const CopyTile x8192{8192, 1, 8, false, false, true};
+  e = axe::test::error_of([&] { copy_kernel(kRaw4, x8192, TransposeAccess::scalar); });
+  EXPECT_NE(e.find("an exchanged copy tile of 8192 elements"), std::string::npos) << e;  // 32 a thread
   const Element e3(3, Element::Kind::integer, "raw");
   e = axe::test::error_of([&] { copy_kernel(e3, CopyTile{}, TransposeAccess::scalar); });
   EXPECT_NE(e.find("not 1, 2, 4 or 8 bytes"), std::string::npos) << e;

@@ -37,7 +37,7 @@ struct Case {
 std::string name_of(const Case& c) {
   return std::to_string(c.es) + "-byte " + std::string(to_string(c.access)) + " a=" + std::to_string(c.tile.a) + " " +
          std::to_string(c.tile.rows) + "x" + std::to_string(c.tile.warps) + (c.tile.flat ? " flat" : "") +
-         (c.tile.wide ? " wide" : "");
+         (c.tile.wide ? " wide" : "") + (c.tile.exchange ? " exchange" : "");
 }
 
 std::string run_case(const Case& c, const std::filesystem::path& dir, int n) {
@@ -87,6 +87,13 @@ TEST(EmulatedCopy, GeneratedCopiesMoveTheirBoxesOnTheHost) {
     add(CopyTile{64 * v, 1, 2, true}, TransposeAccess::realigned, odd);
     add(axe::codegen::default_copy_tile(es, TransposeAccess::scalar, 77), TransposeAccess::scalar, odd);
     add(CopyTile{256, 1, 4}, TransposeAccess::scalar, odd);  // 8 elements along the run a lane
+    // Exchanged tiles: 4 and 16 elements a thread on 2 warps (the first box's rows over 3 and 1
+    // tiles). The 4-byte plan loads shared memory with ldmatrix, which the emulator does not run:
+    // those run on a GPU (Kernels.CopyGenerated_*).
+    if (es != 4) {
+      add(CopyTile{256, 1, 2, false, false, true}, TransposeAccess::scalar, odd);
+      add(CopyTile{1024, 1, 2, false, false, true}, TransposeAccess::scalar, odd);
+    }
   }
   int n = 0;
   for (const Case& c : cases) {

@@ -82,8 +82,8 @@ TEST(GeneratedKernels, TransposeKernelsCompileToPtx) {
 
 // The runtime's copy kernels (every element size and access; the default tile, one lane along the
 // run and one warp, and 32 lanes by 8 rows by 8 warps; flat word tiles of 4 words a thread on 8
-// warps and 1 on 1 warp; the default tile of destination words in 64-bit row arithmetic) compile
-// to PTX.
+// warps and 1 on 1 warp; the default tile of destination words in 64-bit row arithmetic; exchanged
+// tiles of 4 and 8 elements a thread) compile to PTX, with shared memory where they exchange.
 TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
   for (std::int64_t es : {1, 2, 4, 8}) {
     for (auto access : {codegen::TransposeAccess::vectors, codegen::TransposeAccess::realigned,
@@ -98,6 +98,10 @@ TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
         wide.wide = true;
         tiles.push_back(wide);
       }
+      if (access == codegen::TransposeAccess::scalar) {  // exchanged: 4 elements a thread on 2 warps, 8 on 8
+        tiles.push_back(codegen::CopyTile{256, 1, 2, false, false, true});
+        tiles.push_back(codegen::CopyTile{2048, 1, 8, false, false, true});
+      }
       for (const codegen::CopyTile& tile : tiles) {
         const codegen::Element e(es, codegen::Element::Kind::integer, "raw");
         const auto k = codegen::copy_kernel(e, tile, access);
@@ -105,7 +109,9 @@ TEST(GeneratedKernels, CopyKernelsCompileToPtx) {
                      std::to_string(k.tile_b) + "x" + std::to_string(k.tile_a));
         const std::string ptx = compile_to_ptx(k.source, "copy.cu");
         EXPECT_NE(ptx.find(".entry axe_copy"), std::string::npos);
-        EXPECT_EQ(ptx.find(".shared .align 16 .b8 smem"), std::string::npos);  // no exchange
+        // Shared memory for the exchange only.
+        const std::string buffer = "smem[" + std::to_string(k.shared_bytes) + "];";
+        EXPECT_EQ(ptx.find(buffer) != std::string::npos && k.shared_bytes > 0, tile.exchange) << buffer;
       }
     }
   }

@@ -29,6 +29,16 @@
 // B * W words, tiles_b is 1. Rows must be under 2^31 - 64 bytes (the kernel's row arithmetic is
 // 32-bit; copy_rows_fit_32).
 //
+// Exchanged tiles (`CopyTile::exchange`, scalar access only) hold tile.a elements of one row,
+// one element an access on both sides as Triton's masked row copy does on such rows, in two
+// layouts: loaded blocked [1, 4] / [1, 32] / [1, W] (4 consecutive elements a thread, lanes then
+// warps along the row, repeated along it), stored blocked [1, 1] / [1, 32] / [1, W] (one element
+// a lane: each warp store 32 consecutive elements), converted between the two by the conversion
+// plan (linear/convert_plan.hpp: shared memory in the optimal swizzle) through a static shared
+// buffer, a barrier before each tile's exchange. They are launched one tile a block. For 4-byte
+// elements on rows that are not 16-byte aligned they beat destination words (figures in
+// runtime/cuda/generated_copy.cpp).
+//
 // One launch moves a whole list of boxes (a plan step's pack or unpack): the grid walks the tiles
 // of all boxes, and a block finds the box of its tile by a 32-ary search of the table below (only
 // when its tile leaves the box it has). Tiles cut by a box's edge move vector by vector where
@@ -76,6 +86,8 @@ struct CopyTile {
                            // words, 1 to 16 a thread
   bool wide = false;       // destination words in 2-D tiles: the row's bytes in 64-bit arithmetic,
                            // for rows too long for 32 bits (copy_rows_fit_32)
+  bool exchange = false;   // one element an access (scalar) on both sides in two layouts, exchanged
+                           // through shared memory (below): rows 1, tile.a at least 128 W
 };
 
 struct CopyKernel {
@@ -87,6 +99,9 @@ struct CopyKernel {
   TransposeAccess access = TransposeAccess::vectors;
   bool flat = false;        // tile_a / vector consecutive words of the box's rows, tile_b 1
   bool wide = false;        // 2-D destination words with 64-bit row arithmetic (CopyTile::wide)
+  bool exchange = false;    // loaded and stored in two layouts (CopyTile::exchange)
+  std::int64_t shared_bytes = 0;  // the exchange's static shared buffer
+  std::string mechanism;          // the exchange's conversion (linear::to_string(Mechanism))
   std::int64_t vector = 1;  // elements per global vector (1: scalar accesses)
   std::int64_t registers = 0;
 };
