@@ -242,6 +242,20 @@ int main(int argc, char** argv) {
                         copy_generated(l, src, dst, s, nullptr, &tw, codegen::TransposeAccess::realigned);
                       }, s), mc});
     }
+    // Exchanged tiles (one element an access, loaded 4 a thread and stored 1 a thread through shared
+    // memory; the default for 4-byte elements on long runs): "generated exchange a=A wW".
+    if (uneven && es >= 4) {
+      for (const codegen::CopyTile& t0 : {codegen::CopyTile{1024, 1, 8}, codegen::CopyTile{2048, 1, 8},
+                                          codegen::CopyTile{4096, 1, 8}, codegen::CopyTile{1024, 1, 4},
+                                          codegen::CopyTile{2048, 1, 4}}) {
+        codegen::CopyTile t = t0;
+        t.exchange = true;
+        if (t.a > 2 * run) continue;
+        rows.push_back({name + " generated exchange a=" + std::to_string(t.a) + " w" + std::to_string(t.warps),
+                        double(l.elements() * es), median_ms([&] { copy_generated(l, src, dst, s, nullptr, &t); }, s),
+                        mc});
+      }
+    }
     // Where the default is a flat tile (u8 packs), the 2-D tile the same rows would take otherwise,
     // under the default cap (two waves) and under cap 3 (one wave): "generated 2-D a=A RxW [cap 3/SM]".
     if (uneven && codegen::default_copy_tile(es, codegen::TransposeAccess::realigned, run, true).flat) {
@@ -285,14 +299,25 @@ int main(int argc, char** argv) {
       Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
       const std::string n = std::string(to_string(dt));
       const double mc = memcpy_ms(nrun * re * es);
+      // Where the default is an exchanged tile (4-byte elements), the destination words it replaced:
+      // "generated words" (the default tile of realigned access).
+      auto words = [&](const std::string& name, const BoxList& l, const void* src, void* dst, double m) {
+        if (es != 4 || !kept(name)) return;
+        rows.push_back({name + " generated words", double(l.elements() * es), median_ms([&] {
+                          copy_generated(l, src, dst, s, nullptr, nullptr, codegen::TransposeAccess::realigned);
+                        }, s), m});
+      };
       both("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
+      words("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc);
       copy_sweep("pack " + n + " run 2047 of 4095 odd", BoxList::pack({t}, dt), a, b, mc, unaligned);
       Transfer u{{nrun, re}, 0, {re, 1}, 1, {4095, 1}, 0};
       both("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
+      words("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc);
       copy_sweep("unpack " + n + " run 2047 into 4095 odd", BoxList::unpack({u}, dt), b, a, mc, unaligned);
       Transfer c{{nrun, 4088}, 0, {4096, 1}, 1, {4095, 1}, 0};
       const double mcc = memcpy_ms(nrun * 4088 * es);
       both("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b, mcc);
+      words("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b, mcc);
       copy_sweep("copy " + n + " rows 4088 into 4095 odd", BoxList::copy({c}, dt), a, b, mcc, unaligned);
     }
     // 8 modes (nothing mergeable), innermost run 64 B, and a step of 64 messages in one launch.

@@ -19,10 +19,26 @@ namespace {
 
 using Compiled = internal::Compiled<codegen::CopyKernel>;
 
+// The shortest run (elements) on which rows of 4-byte elements that are not all 16-byte aligned
+// take exchanged tiles (codegen::CopyTile::exchange) of 1024 elements on 4 warps (8 a thread)
+// instead of destination words. One H200, 2026-11-29 (examples/results/1xH200/edges_2026-11-29/):
+// - a stand-alone experiment of both forms on kernel_bench's uneven f32 rows (copy_exp.cu, call
+//   7, two rounds): the copy of rows of 4088 into rows of 4095 at 95.3% of memcpy as 2048-element
+//   exchanged tiles on 8 warps against 84.5-85.1% as 2-D destination words, the pack of rows of
+//   2047 at 99.2-99.3% against 88.3-88.9%. Triton's masked row copy runs the same two layouts
+//   (its SASS: STS.128 and ldmatrix between them).
+// - The runtime, kernel_bench (call 8), ms for the f32 pack / unpack / copy of those rows:
+//   exchanged 1024 on 4 warps 0.0712 / 0.0741 / 0.1389, destination words 0.0734 / 0.0765-0.0766
+//   / 0.1430-0.1444, Triton in the same call 0.0730 / 0.0824 / 0.1389. Exchanged 2048 on 8 warps
+//   (one block a tile and its table search for 16 KiB) ran 0.0770-0.0772 / 0.0786-0.0788 /
+//   0.1517-0.1520, 1024 on 8 warps 0.0986 / 0.0991 / 0.1867, 4096 on 8 warps the copy in 0.1371.
+// Shorter runs were not measured.
+constexpr std::int64_t kExchangeMinRun = 1024;
+
 // One kernel per (element size, access, tile, device), compiled once.
 const Compiled& compiled(std::int64_t element_bytes, codegen::TransposeAccess access, const codegen::CopyTile& tile) {
   return internal::compile_once<Compiled>(std::tuple{element_bytes, access, tile.a, tile.rows, tile.warps, tile.flat,
-                                                     tile.wide},
+                                                     tile.wide, tile.exchange},
                                           [&](Compiled& c, int) {
                                             const codegen::Element e(element_bytes, codegen::Element::Kind::integer, "raw");
                                             c.k = codegen::copy_kernel(e, tile, access);
@@ -107,16 +123,26 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
       fail("copy_generated: box " + to_string(t) + " is not contiguous along its innermost mode on both sides");
   std::int64_t run = 0;
   const bool fit = vectors_fit(list, src, dst, src2, run);
-  const codegen::TransposeAccess access = forced ? *forced
-                                          : fit  ? codegen::TransposeAccess::vectors
-                                                 : codegen::TransposeAccess::realigned;
+  // Rows that are not all 16-byte aligned: exchanged tiles (one element an access, two layouts)
+  // for 4-byte elements on runs of kExchangeMinRun or more, destination words otherwise.
+  const codegen::CopyTile* given = tile;
+  codegen::CopyTile exchanged;
+  if (!tile && !forced && !fit && es == 4 && run >= kExchangeMinRun) {
+    exchanged = codegen::CopyTile{1024, 1, 4};
+    exchanged.exchange = true;
+    tile = &exchanged;
+  }
+  const codegen::TransposeAccess access = forced                  ? *forced
+                                          : tile && tile->exchange ? codegen::TransposeAccess::scalar
+                                          : fit                    ? codegen::TransposeAccess::vectors
+                                                                   : codegen::TransposeAccess::realigned;
   if (access == codegen::TransposeAccess::vectors && !fit)
     fail("copy_generated: vectors forced on boxes whose rows are not all 16-byte aligned");
   // Destination words: the box of the longest rows, and whether every box's destination rows are
   // back to back (a pack; asked only where the default tile is taken).
   const bool words = access == codegen::TransposeAccess::realigned;
   const Transfer* longest = nullptr;
-  bool packed = words && !tile;
+  bool packed = words && !given;
   if (words) {
     for (const Transfer& t : list.boxes()) {
       const std::size_t r = t.extents.size();
@@ -149,7 +175,11 @@ void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_
   // call 3, two rounds), 88.7-88.9% of memcpy against 86.0%. The 2-D tiles lost 0.3-3.7 points on
   // one wave (u8 unpack / copy 74.7 / 86.3-87.1 against 75.1 / 87.8-88.0, f32 pack 92.0 against
   // 92.8, bf16 copy 86.6 against 90.3; call 1 and call 3), so they keep two.
-  const int grid = c.k.flat ? internal::grid_one_wave(tiles, c.resident) : internal::grid_in_waves(tiles, c.resident);
+  // Exchanged tiles take one block a tile (kExchangeMinRun's experiment: one wave of blocks looping
+  // over the tiles ran the f32 copy at 84.6% of memcpy against 95.3%).
+  const int grid = c.k.exchange ? static_cast<int>(std::min<long long>(tiles, 0x7fffffffll))
+                   : c.k.flat   ? internal::grid_one_wave(tiles, c.resident)
+                                : internal::grid_in_waves(tiles, c.resident);
   launch(c.kernel, dim3(static_cast<unsigned>(grid)),
          dim3(static_cast<unsigned>(c.k.threads)), args, 0, stream);
 }

@@ -847,7 +847,8 @@ Case contiguous_case(std::mt19937_64& rng, int n) {
 // largest tiles (one lane along the run, one row and warp; 32 lanes, 8 rows, 8 warps) and tiles
 // wider than a warp's vectors (registers along the run), flat word tiles (4 words a thread on 8
 // warps; 1 on 1 warp, so a row spans tiles), a wide tile of words (64-bit row arithmetic, as on
-// rows of 2^31 - 64 bytes or more), so full tiles, cut tiles, batches and many boxes per launch
+// rows of 2^31 - 64 bytes or more), exchanged tiles (4 elements a thread on 2 warps, forced with
+// scalar access; 4 on 8 warps, the tile alone forced), so full tiles, cut tiles, batches and many boxes per launch
 // all run. Aligned lists (offsets, strides and pointers in 16-byte units)
 // also take the vector kernel, on its default and a wide tile.
 TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
@@ -868,7 +869,9 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
                       {TransposeAccess::scalar, codegen::CopyTile{256, 1, 8}},
                       {TransposeAccess::realigned, codegen::CopyTile{1024 * v, 1, 8, true}},
                       {TransposeAccess::realigned, codegen::CopyTile{32 * v, 1, 1, true}},
-                      {TransposeAccess::realigned, codegen::CopyTile{64 * v, 2, 8, false, true}}};
+                      {TransposeAccess::realigned, codegen::CopyTile{64 * v, 2, 8, false, true}},
+                      {TransposeAccess::scalar, codegen::CopyTile{256, 1, 2, false, false, true}},
+                      {std::nullopt, codegen::CopyTile{1024, 1, 8, false, false, true}}};
   constexpr int kWays = sizeof(ways) / sizeof(ways[0]);
   for (int rep = 0; rep < 3 * kWays; ++rep) {
     const Way& w = ways[rep % kWays];
@@ -907,6 +910,40 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
                      vectors ? std::optional{TransposeAccess::vectors} : std::nullopt);
     };
     check_case(dt, c, 0, rng, fn);
+  }
+}
+
+// Long uneven rows (runs of 1024 to 4100 elements at odd offsets and pitches, 1 to 3 boxes, some
+// with a batch mode) on the runtime's own choice, which takes exchanged tiles for 4-byte elements
+// (runs of 1024 or more: 1024-element tiles on 4 warps) and destination words for the others,
+// against the host, on base pointers 0, 1 and 3 elements past an aligned address.
+TEST_P(Kernels, CopyGenerated_LongUnevenRowsMatchHost) {
+  AXE_REQUIRE_GPUS(1);
+  const DType dt = GetParam();
+  auto rng = axe::test::make_rng(980 + static_cast<int>(dt));
+  for (int rep = 0; rep < 6; ++rep) {
+    Case c;
+    const int n = 1 + static_cast<int>(rng() % 3);
+    for (int b = 0; b < n; ++b) {
+      const std::int64_t run = 1024 + static_cast<std::int64_t>(rng() % 3077);
+      const std::int64_t rows = 1 + static_cast<std::int64_t>(rng() % 9);
+      const std::int64_t batch = rng() % 2 ? 2 : 1;
+      Transfer t;
+      t.extents = batch > 1 ? std::vector<std::int64_t>{batch, rows, run} : std::vector<std::int64_t>{rows, run};
+      for (auto* side : {&t.src_strides, &t.dst_strides}) {
+        const std::int64_t pitch = run + static_cast<std::int64_t>(rng() % 7);
+        *side = batch > 1 ? std::vector<std::int64_t>{rows * pitch + 5, pitch, 1} : std::vector<std::int64_t>{pitch, 1};
+        std::int64_t& off = side == &t.src_strides ? t.src_offset : t.dst_offset;
+        std::int64_t& end = side == &t.src_strides ? c.src_elems : c.dst_elems;
+        off = end + 1 + static_cast<std::int64_t>(rng() % 5);
+        end = off + batch * (rows * pitch + 5);
+      }
+      c.boxes.push_back(t);
+    }
+    const std::int64_t mis = rep % 3 == 0 ? 0 : rep % 3 == 1 ? 1 : 3;
+    SCOPED_TRACE("rep " + std::to_string(rep));
+    check_case(dt, c, static_cast<std::size_t>(mis * size_of(dt)), rng,
+               [](const BoxList& l, const void* s, void* d) { copy_generated(l, s, d, nullptr); });
   }
 }
 

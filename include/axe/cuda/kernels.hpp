@@ -48,11 +48,14 @@ void copy_boxes(const BoxList& list, const void* src, void* dst, cudaStream_t st
 // whose one thread layout loads and stores 16-byte vectors along each box's innermost mode),
 // compiled with NVRTC on first use per element size, access and tile, then cached. Every box's
 // innermost mode must be contiguous on both sides (copy_generated_fits; else axe::Error naming the
-// box). Rows that are not all 16-byte aligned take realigned words (codegen::TransposeAccess),
-// on codegen::copy_words_tile (flat tiles for u8 packs, one wave of blocks; 64-bit row arithmetic
-// where a row is too long for 32). For benchmarks: `tile` (default codegen::default_copy_tile for
-// the list's shortest run) and `access`, forced (vectors on rows that are not 16-byte aligned, and
-// a flat tile on rows of 2^31 - 64 bytes or more, are errors naming the box).
+// box). Rows that are not all 16-byte aligned take exchanged tiles for 4-byte elements on runs of
+// 1024 or more (codegen::CopyTile::exchange: 1024 elements on 4 warps, one block a tile), else
+// realigned words (codegen::TransposeAccess), on codegen::copy_words_tile (flat tiles for u8
+// packs, one wave of blocks; 64-bit row arithmetic where a row is too long for 32). For
+// benchmarks: `tile` (default codegen::default_copy_tile for the list's shortest run) and
+// `access`, forced (vectors on rows that are not 16-byte aligned, and a flat tile on rows of
+// 2^31 - 64 bytes or more, are errors naming the box; an exchanged tile takes scalar access
+// unless `access` is given).
 // Throws axe::Error without a GPU.
 bool copy_generated_fits(const BoxList& list);
 void copy_generated(const BoxList& list, const void* src, void* dst, cudaStream_t stream,
