@@ -32,7 +32,9 @@
 // other tiles and accesses of it on the uneven rows, "generated cap N/SM" its default tile with
 // at most N blocks per SM; where that tile is flat (u8 packs), "generated 2-D a=A RxW" the 2-D tile
 // of the same rows on two waves and, "... cap 3/SM", on one; "generated wide a=A RxW" the 2-D
-// default tile in 64-bit row arithmetic (rows of 2^31 - 64 bytes or more).
+// default tile in 64-bit row arithmetic (rows of 2^31 - 64 bytes or more); "generated exchange
+// a=A wW" exchanged tiles (CopyTile::exchange) of 4- and 8-byte elements; on the uneven 4-byte
+// rows, whose default is an exchanged tile, "generated words" the destination words they replaced.
 // rows "generated BxA wW" try other tiles (on the square, and "uneven" on the uneven box).
 //
 // Bandwidth counts bytes read plus bytes written (2 x payload). Targets (DESIGN §5, the issue):
