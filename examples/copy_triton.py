@@ -4,7 +4,7 @@
     python3 examples/copy_triton.py [--mib 256] [--json FILE]
     TRITON_INTERPRET=1 python3 examples/copy_triton.py --check   (no GPU: correctness only, small)
 
-For each dtype (bf16, f32, u8), the three uneven rows of kernel_bench --copies, with their names:
+For each dtype (bf16, f32, f64, u8), the three uneven rows of kernel_bench --copies, with their names:
   pack   "run 2047 of 4095 odd":    rows of 2047 elements at pitch 4095, one element into the
                                     source buffer -> back to back (pitch 2047);
   unpack "run 2047 into 4095 odd":  the reverse, one element into the destination buffer;
@@ -13,7 +13,8 @@ For each dtype (bf16, f32, u8), the three uneven rows of kernel_bench --copies, 
 with R = (MiB << 20) // (4095 * element size) rows, as kernel_bench. A Triton kernel copies a
 BR x BC block of rows (tl.load / tl.store, masked); the best of a few block shapes and warp counts
 is kept. Every row is at its own shift, so Triton moves one element per access, as the runtime's
-realigned words do not. Each time is the median over 30 pairs of CUDA events of 10 launches made
+exchanged tiles do for 4-byte elements (its destination words, for the other sizes, move 16-byte
+words). Each time is the median over 30 pairs of CUDA events of 10 launches made
 back to back between them, after 5 warm-ups; memcpy is a contiguous copy of the same payload (dst.copy_(src), cudaMemcpyAsync device
 to device) in the same process. Prints one line per case, percent of memcpy as kernel_bench does
 (bandwidth counts bytes read plus written), so the two can be set side by side from one session.
@@ -50,7 +51,7 @@ CASES = [
     ("copy", "rows 4088 into 4095 odd", 4088, 4096, 0, 4095, 1),
 ]
 
-DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32, "u8": torch.uint8}
+DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64, "u8": torch.uint8}
 
 
 def buffers(dtype, rows, cols, s_pitch, s_off, d_pitch, d_off, device):

@@ -13,9 +13,9 @@
 // --copies runs the pack, unpack and copy rows only (no transposes), --transposes the transposes
 // only; --no-sweeps leaves out the tile sweeps (the rows naming a tile: "generated a=..." and
 // "generated BxA wW"), each of which compiles a kernel, --uneven-sweeps keeps only the sweeps of
-// the large uneven transpose and the cap rows of the uneven copies. --dtype T (f32, f16, bf16,
-// f64, u8) keeps the transposes and the uneven packs, unpacks and copies of that type only (the
-// f32 runs of the pack rows stay). --rows S keeps the pack, unpack and copy rows whose name
+// the large uneven transpose and, on the uneven copies, the cap rows and the flat, wide, 2-D and
+// exchanged tiles. --dtype T (f32, f16, bf16, f64, u8) keeps the transposes and the uneven packs,
+// unpacks and copies of that type only (the f32 runs of the pack rows stay). --rows S keeps the pack, unpack and copy rows whose name
 // contains S (with their sweeps), so that a profiler's --launch-skip counts from their first launch.
 //
 // --iters 1 --warmup 0 --reps 1 launches each row's kernel once (for a profiler: ncu --kernel-name
@@ -292,10 +292,11 @@ int main(int argc, char** argv) {
       }
     }
     // uneven shards: rows of 2047 bf16 (4094 B) out of rows of 4095, the source one element past an
-    // aligned address (2-byte units for the box kernel alone), of 2047 f32 (4-byte units) and of
-    // 2047 u8 (1-byte units); the same rows unpacked into rows of 4095 one element past an aligned
-    // address; rows of 4088 out of 4096 copied into rows of 4095 (an uneven S(1) destination).
-    for (DType dt : {DType::BF16, DType::F32, DType::U8}) {
+    // aligned address (2-byte units for the box kernel alone), of 2047 f32 (4-byte units), of 2047
+    // f64 (8-byte units) and of 2047 u8 (1-byte units); the same rows unpacked into rows of 4095
+    // one element past an aligned address; rows of 4088 out of 4096 copied into rows of 4095 (an
+    // uneven S(1) destination).
+    for (DType dt : {DType::BF16, DType::F32, DType::F64, DType::U8}) {
       if (!wanted(dt)) continue;
       const std::int64_t es = size_of(dt), re = 2047, nrun = payload / (4095 * es);  // source rows fit `a`
       Transfer t{{nrun, re}, 1, {4095, 1}, 0, {re, 1}, 0};
