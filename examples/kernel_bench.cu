@@ -15,8 +15,9 @@
 // "generated BxA wW"), each of which compiles a kernel, --uneven-sweeps keeps only the sweeps of
 // the large uneven transpose and, on the uneven copies, the cap rows and the flat, wide, 2-D and
 // exchanged tiles. --dtype T (f32, f16, bf16, f64, u8) keeps the transposes and the uneven packs,
-// unpacks and copies of that type only (the f32 runs of the pack rows stay). --rows S keeps the pack, unpack and copy rows whose name
-// contains S (with their sweeps), so that a profiler's --launch-skip counts from their first launch.
+// unpacks and copies of that type only (the f32 runs of the pack rows stay). --rows S keeps the
+// pack, unpack and copy rows whose name contains S (with their sweeps), so that a profiler's
+// --launch-skip counts from their first launch.
 //
 // --iters 1 --warmup 0 --reps 1 launches each row's kernel once (for a profiler: ncu --kernel-name
 // regex:"box_kernel|axe_copy|axe_transpose" ... kernel_bench --iters 1 --warmup 0 --reps 1).

@@ -848,8 +848,8 @@ Case contiguous_case(std::mt19937_64& rng, int n) {
 // wider than a warp's vectors (registers along the run), flat word tiles (4 words a thread on 8
 // warps; 1 on 1 warp, so a row spans tiles), a wide tile of words (64-bit row arithmetic, as on
 // rows of 2^31 - 64 bytes or more), exchanged tiles (4 elements a thread on 2 warps, forced with
-// scalar access; 4 on 8 warps, the tile alone forced), so full tiles, cut tiles, batches and many boxes per launch
-// all run. Aligned lists (offsets, strides and pointers in 16-byte units)
+// scalar access; 4 on 8 warps, the tile alone forced), so full tiles, cut tiles, batches and many
+// boxes per launch all run. Aligned lists (offsets, strides and pointers in 16-byte units)
 // also take the vector kernel, on its default and a wide tile.
 TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
   AXE_REQUIRE_GPUS(1);
@@ -913,7 +913,7 @@ TEST_P(Kernels, CopyGenerated_MatchesHostOnRandomBoxes) {
   }
 }
 
-// Long uneven rows (runs of 1024 to 4100 elements at odd offsets and pitches, 1 to 3 boxes, some
+// Long rows (runs of 1024 to 4100 elements, offsets and pitches of any residue, 1 to 3 boxes, some
 // with a batch mode) on the runtime's own choice, which takes exchanged tiles for 4-byte elements
 // (runs of 1024 or more: 1024-element tiles on 4 warps) and destination words for the others,
 // against the host, on base pointers 0, 1 and 3 elements past an aligned address.
