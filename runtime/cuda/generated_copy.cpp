@@ -23,11 +23,11 @@ using Compiled = internal::Compiled<codegen::CopyKernel>;
 // take exchanged tiles (codegen::CopyTile::exchange) of 1024 elements on 4 warps (8 a thread)
 // instead of destination words. One H200, 2026-11-29 (examples/results/1xH200/edges_2026-11-29/):
 // - a stand-alone experiment of both forms on kernel_bench's uneven f32 rows (copy_exp.cu, call
-//   7, two rounds): the copy of rows of 4088 into rows of 4095 at 95.3% of memcpy as 2048-element
+//   8, two rounds): the copy of rows of 4088 into rows of 4095 at 95.3% of memcpy as 2048-element
 //   exchanged tiles on 8 warps against 84.5-85.1% as 2-D destination words, the pack of rows of
 //   2047 at 99.2-99.3% against 88.3-88.9%. Triton's masked row copy runs the same two layouts
 //   (its SASS: STS.128 and ldmatrix between them).
-// - The runtime, kernel_bench (call 8), ms for the f32 pack / unpack / copy of those rows:
+// - The runtime, kernel_bench (call 9), ms for the f32 pack / unpack / copy of those rows:
 //   exchanged 1024 on 4 warps 0.0712 / 0.0741 / 0.1389, destination words 0.0734 / 0.0765-0.0766
 //   / 0.1430-0.1444, Triton in the same call 0.0730 / 0.0824 / 0.1389. Exchanged 2048 on 8 warps
 //   (one block a tile and its table search for 16 KiB) ran 0.0770-0.0772 / 0.0786-0.0788 /
